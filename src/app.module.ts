@@ -1,0 +1,67 @@
+import { DynamicModule, MiddlewareConsumer, Module, NestModule, Provider } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { PassportModule } from '@nestjs/passport';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { json } from 'express';
+import { ClsModule } from 'nestjs-cls';
+import { LoggerModule } from 'nestjs-pino';
+import { AccessGuard } from './auth/access.guard';
+import { JwtStrategy } from './auth/jwt.strategy';
+import { TenantThrottlerGuard } from './auth/tenant-throttler.guard';
+import { AllExceptionsFilter } from './common/exception.filter';
+import { requireJsonBody } from './common/json-body.middleware';
+import { AppValidationPipe } from './common/validation';
+import { Settings } from './config/settings';
+import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import { UnitOfWorkInterceptor } from './tenancy/unit-of-work.interceptor';
+import { DOMAIN_MODULES } from './domain-modules';
+
+@Module({})
+export class AppModule implements NestModule {
+  static forRoot(settings: Settings, databaseUrl: string): DynamicModule {
+    const providers: Provider[] = [
+      { provide: Settings, useValue: settings },
+      { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      { provide: APP_PIPE, useClass: AppValidationPipe },
+      { provide: APP_GUARD, useClass: AccessGuard },
+      { provide: APP_INTERCEPTOR, useClass: UnitOfWorkInterceptor },
+    ];
+    if (settings.RATE_LIMIT_PER_MINUTE > 0) providers.push({ provide: APP_GUARD, useClass: TenantThrottlerGuard });
+    if (settings.AUTH_MODE === 'jwt') providers.push(JwtStrategy);
+    return {
+      module: AppModule,
+      global: true,
+      imports: [
+        ClsModule.forRoot({
+          global: true,
+          middleware: {
+            mount: true,
+            setup: (cls, req: { id?: string }) => cls.set('requestId', req.id),
+          },
+        }),
+        LoggerModule.forRoot({
+          pinoHttp: {
+            level: settings.LOG_LEVEL,
+            genReqId: (req) => (req as { id?: string }).id ?? '',
+            redact: ['req.headers.authorization', 'req.headers.cookie'],
+            autoLogging: { ignore: (req) => req.url === '/health' },
+            quietReqLogger: true,
+          },
+        }),
+        PassportModule,
+        ThrottlerModule.forRoot({ throttlers: [{ ttl: 60_000, limit: Math.max(settings.RATE_LIMIT_PER_MINUTE, 1) }] }),
+        DatabaseModule.forRoot(databaseUrl, settings.DB_POOL_SIZE),
+        HealthModule,
+        ...DOMAIN_MODULES,
+      ],
+      providers,
+      exports: [Settings],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    // Body parsing as Nest middleware, so malformed JSON and oversized bodies reach the exception filter.
+    consumer.apply(requireJsonBody, json({ limit: '1mb', type: ['application/json', 'application/*+json'] })).forRoutes('*');
+  }
+}

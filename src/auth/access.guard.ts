@@ -1,0 +1,64 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard } from '@nestjs/passport';
+import { ClsService } from 'nestjs-cls';
+import { Settings } from '../config/settings';
+import { AppError } from '../common/errors';
+import { Principal } from '../tenancy/request-context';
+import { PERMISSIONS_KEY, PUBLIC_KEY } from './decorators';
+
+class JwtAuthGuard extends AuthGuard('jwt') {
+  handleRequest<T>(err: unknown, user: T, info: unknown): T {
+    if (err instanceof AppError) throw err;
+    if (err || !user) {
+      const reason = info instanceof Error ? info.message : err instanceof Error ? err.message : 'invalid token';
+      throw new AppError(401, 'unauthorized', /no auth token/i.test(reason) ? 'Missing bearer token' : `Invalid token: ${reason}`);
+    }
+    return user;
+  }
+}
+
+/**
+ * The one global guard. Authenticates (JWT, or the fixed dev principal in AUTH_MODE=dev),
+ * stores the principal in the request context, then checks the route's @Permissions.
+ * A route that declares neither @Public nor @Permissions is refused (deny by default).
+ */
+@Injectable()
+export class AccessGuard implements CanActivate {
+  private readonly jwt = new JwtAuthGuard();
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly settings: Settings,
+    private readonly cls: ClsService,
+  ) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const targets = [ctx.getHandler(), ctx.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets)) return true;
+
+    const principal = await this.authenticate(ctx);
+    this.cls.set('principal', principal);
+
+    const required = this.reflector.getAllAndOverride<string[] | undefined>(PERMISSIONS_KEY, targets);
+    if (!required?.length) throw new AppError(403, 'forbidden', 'This route grants no access');
+    const missing = required.filter((p) => !principal.permissions.has(p));
+    if (missing.length) throw new AppError(403, 'forbidden', `Missing permission: ${missing.join(', ')}`);
+    return true;
+  }
+
+  private async authenticate(ctx: ExecutionContext): Promise<Principal> {
+    if (this.settings.AUTH_MODE === 'dev') {
+      return { tenantId: this.settings.DEV_TENANT_ID, userId: this.settings.DEV_USER_ID, permissions: ALL_PERMISSIONS };
+    }
+    await this.jwt.canActivate(ctx);
+    return ctx.switchToHttp().getRequest<{ user: Principal }>().user;
+  }
+}
+
+/** Every permission of the contract (dev mode grants them all). */
+export const ALL_PERMISSIONS: ReadonlySet<string> = new Set(
+  ['catalog', 'inventory', 'procurement', 'sales', 'production']
+    .flatMap((d) => [`${d}:read`, `${d}:write`])
+    .concat('procurement:approve'),
+);

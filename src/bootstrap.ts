@@ -1,0 +1,39 @@
+import { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { Logger } from 'nestjs-pino';
+import { DataSource } from 'typeorm';
+import { AppModule } from './app.module';
+import { requestId } from './common/json-body.middleware';
+import { Settings } from './config/settings';
+import { runMigrations } from './database/migrate';
+import { SERVICE_NAME, SERVICE_VERSION } from './health/health.controller';
+
+/** Builds the application (used by main.ts and by the e2e tests): migrated, documented, not yet listening. */
+export async function createApp(settings: Settings, databaseUrl: string): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings, databaseUrl), {
+    bodyParser: false,
+    bufferLogs: true,
+  });
+  app.useLogger(app.get(Logger));
+  app.use(requestId);
+  app.set('trust proxy', false);
+  app.disable('x-powered-by');
+
+  if (settings.DB_MIGRATE) await runMigrations(app.get<DataSource>(getDataSourceToken()));
+
+  const openapi = new DocumentBuilder()
+    .setTitle('Inventory Service API')
+    .setDescription('Multi-tenant inventory management: catalog, inventory ledger, reservations, procurement, sales, production.')
+    .setVersion(SERVICE_VERSION)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
+    .addSecurityRequirements('bearer')
+    .build();
+  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, openapi), {
+    jsonDocumentUrl: 'docs/openapi.json',
+    customSiteTitle: SERVICE_NAME,
+  });
+  return app;
+}

@@ -1,0 +1,58 @@
+/** Machine-readable error codes of the contract (CONTRACT.md §2). */
+export type ErrorCode =
+  | 'validation_failed'
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'duplicate'
+  | 'invalid_state'
+  | 'insufficient_stock'
+  | 'over_receipt'
+  | 'idempotency_conflict'
+  | 'version_conflict'
+  | 'payload_too_large'
+  | 'rate_limited'
+  | 'internal_error'
+  | 'service_unavailable';
+
+export interface ErrorDetail {
+  field?: string;
+  message: string;
+  [key: string]: unknown;
+}
+
+/** A domain error: the one exception filter turns it into `{error, message, status, details?}`. */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+  }
+
+  /** SQLSTATE of a database error (TypeORM wraps the driver error), if any. */
+  static sqlState(err: unknown): string | undefined {
+    const e = err as { code?: unknown; driverError?: { code?: unknown } } | undefined;
+    const code = e?.driverError?.code ?? e?.code;
+    return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  }
+}
+
+export const validationFailed = (message: string, details?: ErrorDetail[]) =>
+  new AppError(400, 'validation_failed', message, details);
+/** A reference in the body that exists but does not fit: one field, one reason. */
+export const invalidField = (field: string, message: string) =>
+  new AppError(400, 'validation_failed', `${field} ${message}`, [{ field, message }]);
+export const notFound = (what: string) => new AppError(404, 'not_found', `${what} not found`);
+/** An unknown id referenced in a body: 404 naming the field. */
+export const unknownReference = (field: string) =>
+  new AppError(404, 'not_found', `${field} refers to a record that does not exist`, [{ field, message: 'not found' }]);
+export const duplicate = (message: string) => new AppError(409, 'duplicate', message);
+export const invalidState = (message: string) => new AppError(409, 'invalid_state', message);
+export const insufficientStock = (message: string, details?: ErrorDetail[]) =>
+  new AppError(409, 'insufficient_stock', message, details);
+export const versionConflict = (current: number) =>
+  new AppError(412, 'version_conflict', `The document is at version ${current}; reload it and retry`);

