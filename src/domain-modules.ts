@@ -1,4 +1,5 @@
 import { Type } from '@nestjs/common';
+import { CatalogModule } from './catalog/catalog.module';
 
 /** The domain modules mounted under /v1 (one folder each). */
-export const DOMAIN_MODULES: Type[] = [];
+export const DOMAIN_MODULES: Type[] = [CatalogModule];

@@ -1,0 +1,24 @@
+import { Body, Controller, Get, Post, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { Permissions } from '../../auth/decorators';
+import { PageQuery } from '../../common/pagination';
+import { CreateUomDto } from './dto/create-uom.dto';
+import { UomsService } from './uoms.service';
+
+@ApiTags('catalog')
+@Controller('v1/uoms')
+export class UomsController {
+  constructor(private readonly uoms: UomsService) {}
+
+  @Get()
+  @Permissions('catalog:read')
+  list(@Query() query: PageQuery) {
+    return this.uoms.list(query);
+  }
+
+  @Post()
+  @Permissions('catalog:write')
+  async create(@Body() body: CreateUomDto) {
+    return { data: await this.uoms.create(body) };
+  }
+}
