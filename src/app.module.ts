@@ -11,6 +11,7 @@ import { TenantThrottlerGuard } from './auth/tenant-throttler.guard';
 import { AllExceptionsFilter } from './common/exception.filter';
 import { requireJsonBody } from './common/json-body.middleware';
 import { AppValidationPipe } from './common/validation';
+import { ETagInterceptor } from './common/versioning';
 import { Settings } from './config/settings';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
@@ -25,6 +26,7 @@ export class AppModule implements NestModule {
       { provide: APP_FILTER, useClass: AllExceptionsFilter },
       { provide: APP_PIPE, useClass: AppValidationPipe },
       { provide: APP_GUARD, useClass: AccessGuard },
+      { provide: APP_INTERCEPTOR, useClass: ETagInterceptor },
       { provide: APP_INTERCEPTOR, useClass: UnitOfWorkInterceptor },
     ];
     if (settings.RATE_LIMIT_PER_MINUTE > 0) providers.push({ provide: APP_GUARD, useClass: TenantThrottlerGuard });

@@ -2,13 +2,21 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/decorators';
 
 export const SERVICE_NAME = 'inventory-service';
-export const SERVICE_VERSION: string = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')).version;
+
+/** The service's package.json: the nearest one above this file (src/ or any build output folder). */
+function packageJson(dir = __dirname): { version: string } {
+  const file = join(dir, 'package.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  if (dirname(dir) === dir) return { version: '0.0.0' };
+  return packageJson(dirname(dir));
+}
+export const SERVICE_VERSION: string = packageJson().version;
 
 @ApiTags('health')
 @Controller('health')

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /**
  * Loads a compiled module of the service from dist/ with Node's own require.
@@ -8,6 +8,9 @@ import { join } from 'node:path';
  */
 /** Node's own require, handed in by test/support/environment.js (outside jest's module registry). */
 export const nativeRequire = (globalThis as unknown as { __nativeRequire: NodeJS.Require }).__nativeRequire;
+/** The build output the specs run: dist/ (what `npm test` builds), or TEST_DIST_DIR. */
+export const DIST_DIR = process.env.TEST_DIST_DIR ? resolve(process.env.TEST_DIST_DIR) : join(__dirname, '..', '..', 'dist');
+
 export function fromDist<T>(modulePath: string): T {
-  return nativeRequire(join(__dirname, '..', '..', 'dist', `${modulePath}.js`)) as T;
+  return nativeRequire(join(DIST_DIR, `${modulePath}.js`)) as T;
 }
