@@ -9,6 +9,7 @@ import { AccessGuard } from './auth/access.guard';
 import { JwtStrategy } from './auth/jwt.strategy';
 import { TenantThrottlerGuard } from './auth/tenant-throttler.guard';
 import { AllExceptionsFilter } from './common/exception.filter';
+import { IdempotencyInterceptor } from './common/idempotency.interceptor';
 import { requireJsonBody } from './common/json-body.middleware';
 import { AppValidationPipe } from './common/validation';
 import { ETagInterceptor } from './common/versioning';
@@ -28,6 +29,8 @@ export class AppModule implements NestModule {
       { provide: APP_GUARD, useClass: AccessGuard },
       { provide: APP_INTERCEPTOR, useClass: ETagInterceptor },
       { provide: APP_INTERCEPTOR, useClass: UnitOfWorkInterceptor },
+      // Inside the request's transaction (interceptors nest in registration order).
+      { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
     ];
     if (settings.RATE_LIMIT_PER_MINUTE > 0) providers.push({ provide: APP_GUARD, useClass: TenantThrottlerGuard });
     if (settings.AUTH_MODE === 'jwt') providers.push(JwtStrategy);

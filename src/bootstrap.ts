@@ -6,6 +6,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { Logger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
+import { documentIdempotencyKey } from './common/idempotency';
 import { requestId } from './common/json-body.middleware';
 import { Settings } from './config/settings';
 import { runMigrations } from './database/migrate';
@@ -31,7 +32,7 @@ export async function createApp(settings: Settings, databaseUrl: string): Promis
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
     .addSecurityRequirements('bearer')
     .build();
-  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, openapi), {
+  SwaggerModule.setup('docs', app, () => documentIdempotencyKey(SwaggerModule.createDocument(app, openapi)), {
     jsonDocumentUrl: 'docs/openapi.json',
     customSiteTitle: SERVICE_NAME,
   });

@@ -1,5 +1,6 @@
 import { Type } from '@nestjs/common';
 import { CatalogModule } from './catalog/catalog.module';
+import { InventoryModule } from './inventory/inventory.module';
 
 /** The domain modules mounted under /v1 (one folder each). */
-export const DOMAIN_MODULES: Type[] = [CatalogModule];
+export const DOMAIN_MODULES: Type[] = [CatalogModule, InventoryModule];

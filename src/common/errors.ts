@@ -56,3 +56,21 @@ export const insufficientStock = (message: string, details?: ErrorDetail[]) =>
   new AppError(409, 'insufficient_stock', message, details);
 export const versionConflict = (current: number) =>
   new AppError(412, 'version_conflict', `The document is at version ${current}; reload it and retry`);
+
+/**
+ * Runs `write`, turning a unique violation of one of the named constraints into 409 duplicate with the
+ * given message. Needed because under row-level security Postgres leaves the key values out of the
+ * error, so the generic mapping can only say "a record with the same unique key already exists".
+ */
+export async function withDuplicateMessages<T>(messages: Record<string, string>, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    const e = err as { constraint?: unknown; driverError?: { constraint?: unknown } };
+    const constraint = e.driverError?.constraint ?? e.constraint;
+    if (AppError.sqlState(err) === '23505' && typeof constraint === 'string' && messages[constraint]) {
+      throw duplicate(messages[constraint]);
+    }
+    throw err;
+  }
+}

@@ -19,6 +19,17 @@ const BY_STATUS: Record<number, ErrorCode> = {
 const UNAVAILABLE = /^(08|57P0[1-3]|53300)/;
 const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
+/** Data exceptions caused by a value the client sent (that validation let through): 400, not 500. */
+const INVALID_INPUT: Record<string, string> = {
+  '22001': 'A text value is too long',
+  '22003': 'A number is out of range',
+  '22007': 'A date or time value is not valid',
+  '22008': 'A date or time value is out of range',
+  '22021': 'Text contains a character that cannot be stored (e.g. NUL)',
+  '22P05': 'Text contains a character that cannot be stored',
+  '22P02': 'A value has an invalid format',
+};
+
 export interface ErrorBody {
   error: ErrorCode;
   message: string;
@@ -47,8 +58,12 @@ export function toErrorBody(err: unknown): ErrorBody {
     return { error: 'bad_request', message: e.message ?? 'Unsupported body encoding', status: 400 };
   const sqlState = AppError.sqlState(err);
   if (sqlState === '23505') return { error: 'duplicate', message: duplicateMessage(err), status: 409 };
+  if (sqlState && sqlState in INVALID_INPUT) return { error: 'validation_failed', message: INVALID_INPUT[sqlState], status: 400 };
   if (sqlState === '23514' || sqlState === '23P01')
     return { error: 'insufficient_stock', message: 'The change would leave stock negative or over-committed', status: 409 };
+  if (sqlState === '22003') return { error: 'validation_failed', message: 'A quantity or number is out of range', status: 400 };
+  if (sqlState === '22P02' || sqlState === '22007' || sqlState === '22008')
+    return { error: 'validation_failed', message: 'A value has an invalid format', status: 400 };
   if ((sqlState && UNAVAILABLE.test(sqlState)) || isNetworkError(err))
     return { error: 'service_unavailable', message: 'The database is unavailable; retry shortly', status: 503 };
   return { error: 'internal_error', message: 'Internal server error', status: 500 };
@@ -61,20 +76,19 @@ function isNetworkError(err: unknown): boolean {
   return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/i.test(e?.message ?? '');
 }
 
+/**
+ * Names the unique key from its constraint (`<table>_tenant_id_<columns>_key`). PostgreSQL leaves the
+ * key's values out of the error detail on tables with row-level security, i.e. on every tenant table.
+ */
 function duplicateMessage(err: unknown): string {
-  const detail = (err as { driverError?: { detail?: string }; detail?: string }).driverError?.detail ?? (err as { detail?: string }).detail;
-  // "Key (tenant_id, item_no)=(…, X) already exists." → name the fields without the tenant
-  const m = detail?.match(/^Key \((.+)\)=\((.+)\) already exists/);
-  if (m) {
-    const cols = m[1].split(', ');
-    const vals = m[2].split(', ');
-    const shown = cols.map((c, i) => [c, vals[i]] as const).filter(([c]) => c !== 'tenant_id');
-    return `A record with ${shown.map(([c, v]) => `${camel(c)} "${v}"`).join(' and ')} already exists`;
-  }
-  return 'A record with the same unique key already exists';
+  const e = err as { driverError?: { constraint?: string; table?: string }; constraint?: string; table?: string };
+  const constraint = e.driverError?.constraint ?? e.constraint;
+  const table = e.driverError?.table ?? e.table;
+  const columns = constraint && table && constraint.startsWith(`${table}_`) && constraint.endsWith('_key')
+    ? constraint.slice(table.length + 1, -'_key'.length).replace(/^tenant_id_/, '')
+    : undefined;
+  return columns ? `A record with the same ${columns.replace(/_/g, ' ')} already exists` : 'A record with the same unique key already exists';
 }
-
-const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /** The one exception filter: every error leaves the service as `{error, message, status, details?}`. */
 @Catch()

@@ -1,4 +1,5 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ValidateIf, ValidationOptions } from 'class-validator';
 import { ErrorDetail, validationFailed } from './errors';
 
 /** Flattens class-validator errors into `{field: 'lines[0].qty', message}` details. */
@@ -53,3 +54,10 @@ export class AppValidationPipe implements PipeTransform {
 }
 
 const isDto = (m: ArgumentMetadata) => typeof m.metatype === 'function' && ![String, Number, Boolean, Object, Array].includes(m.metatype as never);
+
+/**
+ * Optional but not nullable: an absent property skips validation, `null` is validated like any value
+ * (and so refused by @IsString() etc.). class-validator's @IsOptional() lets `null` through, which
+ * would reach a NOT NULL column as a 500.
+ */
+export const IsOptionalNonNull = (options?: ValidationOptions) => ValidateIf((_object, value) => value !== undefined, options);

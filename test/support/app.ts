@@ -19,6 +19,8 @@ export const ALL = [
 export interface TestContext {
   app: INestApplication;
   idp: TestIdp;
+  /** Base URL of the listening service. */
+  url: string;
   http: ReturnType<typeof request>;
   /** The data source (connects as the configured user: a superuser in tests, so bypasses RLS — for assertions only). */
   db: DataSource;
@@ -46,11 +48,14 @@ export async function startApp(env: Record<string, string> = {}, databaseUrl = t
     ...env,
   });
   const app = await createApp(settings, databaseUrl);
-  await app.init();
+  // A real listening socket: parallel requests each get their own connection, as from real clients.
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as { port: number };
   return {
     app,
     idp,
-    http: request(app.getHttpServer()),
+    url: `http://127.0.0.1:${port}`,
+    http: request(`http://127.0.0.1:${port}`),
     db: app.get<DataSource>(getDataSourceToken()),
     close: async () => {
       await app.close();

@@ -1,0 +1,48 @@
+import { likePattern, PageQuery } from './pagination';
+
+/**
+ * Builds the WHERE of a tenant list query: `tenant_id = $1` then `AND …` for each filter that is set,
+ * with numbered parameters. `?` in a condition stands for the filter's parameter.
+ */
+export class SqlFilters {
+  readonly params: unknown[];
+  private readonly conditions: string[] = [];
+
+  constructor(tenantId: string, private readonly alias = '') {
+    this.params = [tenantId];
+  }
+
+  /** Adds `condition` (with `?` for the value) when `value` is set. */
+  add(condition: string, value: unknown): this {
+    if (value === undefined || value === null || value === '') return this;
+    this.params.push(value);
+    this.conditions.push(condition.replace(/\?/g, `$${this.params.length}`));
+    return this;
+  }
+
+  /** Adds `condition` over several values: one `?` per value, in order. */
+  addEach(condition: string, values: unknown[]): this {
+    let i = 0;
+    this.conditions.push(condition.replace(/\?/g, () => {
+      this.params.push(values[i++]);
+      return `$${this.params.length}`;
+    }));
+    return this;
+  }
+
+  /** Case-insensitive substring of any of `columns` (LIKE wildcards in `q` are literal). */
+  search(columns: string[], q: string | undefined): this {
+    return this.add(`(${columns.map((c) => `${c} ILIKE ?`).join(' OR ')})`, q && likePattern(q));
+  }
+
+  get where(): string {
+    const tenant = `${this.alias ? `${this.alias}.` : ''}tenant_id = $1`;
+    return [tenant, ...this.conditions].join(' AND ');
+  }
+
+  /** LIMIT/OFFSET of the page as parameters; call after every filter is added. */
+  page(query: PageQuery): string {
+    this.params.push(query.limit, query.offset);
+    return `LIMIT $${this.params.length - 1} OFFSET $${this.params.length}`;
+  }
+}

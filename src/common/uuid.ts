@@ -1,0 +1,33 @@
+import { applyDecorators, Param, PipeTransform } from '@nestjs/common';
+import { Transform } from 'class-transformer';
+import { IsUUID } from 'class-validator';
+import { notFound } from './errors';
+
+/** A UUID in canonical 8-4-4-4-12 hex form, any version (what Postgres' uuid type accepts and prints). */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A malformed id in a path cannot name any record, so it is 404 not_found (CONTRACT.md §2),
+ * never 400, and never a database cast error (500). Valid ids are lower-cased.
+ */
+export class ParseUuidOr404Pipe implements PipeTransform<unknown, string> {
+  constructor(private readonly what = 'Record') {}
+
+  transform(value: unknown): string {
+    if (typeof value !== 'string' || !UUID_PATTERN.test(value)) throw notFound(this.what);
+    return value.toLowerCase();
+  }
+}
+
+/** `@UuidParam('id', 'Item') id: string` — a path id; malformed → 404 "Item not found". */
+export const UuidParam = (name: string, what?: string) => Param(name, new ParseUuidOr404Pipe(what));
+
+/**
+ * A DTO property holding an id (any UUID version), lower-cased so ids compare equal in code as they
+ * do in Postgres. Malformed → 400 validation_failed (the request itself is wrong).
+ */
+export const IsUuidRef = () =>
+  applyDecorators(
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.toLowerCase() : value)),
+    IsUUID('loose', { message: '$property must be a UUID' }),
+  );

@@ -1,0 +1,35 @@
+import { Body, Controller, Post } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { Permissions } from '../../auth/decorators';
+import { LedgerService } from '../ledger/ledger.service';
+import { CreateAdjustmentDto } from './dto/create-adjustment.dto';
+
+@ApiTags('inventory')
+@Controller('v1/inventory/adjustments')
+export class AdjustmentsController {
+  constructor(private readonly ledger: LedgerService) {}
+
+  /** Posts a manual stock adjustment straight to the ledger; 201 with the ledger transaction. */
+  @Post()
+  @Permissions('inventory:write')
+  async create(@Body() body: CreateAdjustmentDto) {
+    const transaction = await this.ledger.post({
+      type: 'adjustment',
+      reason: body.reason,
+      sourceType: 'adjustment',
+      lines: [
+        {
+          itemId: body.itemId,
+          locationId: body.locationId,
+          statusId: body.statusId,
+          qty: String(body.qtyDelta),
+          qtyField: 'qtyDelta',
+          lotNo: body.lotNo,
+          expiryDate: body.expiryDate,
+          serialNos: body.serialNos,
+        },
+      ],
+    });
+    return { data: transaction };
+  }
+}

@@ -1,0 +1,38 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ArrayMaxSize, IsArray, Max, Min, IsISO8601, IsNumber, IsOptional, IsString, Length, MaxLength, MinLength, NotEquals,
+} from 'class-validator';
+
+import { MaxDecimals } from '../../../common/decimals';
+import { IsUuidRef } from '../../../common/uuid';
+import { MAX_QTY } from '../../ledger/quantity';
+
+export class CreateAdjustmentDto {
+  @ApiProperty() @IsUuidRef()
+  itemId: string;
+
+  @ApiProperty() @IsUuidRef()
+  locationId: string;
+
+  @ApiPropertyOptional({ description: 'default: the AVAILABLE status' }) @IsOptional() @IsUuidRef()
+  statusId?: string;
+
+  @ApiProperty({ description: 'signed change in base units; not 0; at most the base UOM decimals', example: -2 })
+  @IsNumber({ allowNaN: false, allowInfinity: false }) @MaxDecimals(6) @NotEquals(0) @Min(-MAX_QTY) @Max(MAX_QTY)
+  qtyDelta: number;
+
+  @ApiProperty({ minLength: 1, maxLength: 500 }) @IsString() @MinLength(1) @MaxLength(500)
+  reason: string;
+
+  @ApiPropertyOptional({ description: 'required for lot-tracked items; a new lot on a positive delta' })
+  @IsOptional() @IsString() @Length(1, 100)
+  lotNo?: string;
+
+  @ApiPropertyOptional({ description: 'YYYY-MM-DD; for a new lot (required when expiry-tracked)' })
+  @IsOptional() @IsISO8601({ strict: true }) @Length(10, 10, { message: 'must be a date YYYY-MM-DD' })
+  expiryDate?: string;
+
+  @ApiPropertyOptional({ type: [String], description: 'serial-tracked items: one per unit' })
+  @IsOptional() @IsArray() @ArrayMaxSize(10000) @IsString({ each: true }) @Length(1, 100, { each: true })
+  serialNos?: string[];
+}

@@ -1,0 +1,260 @@
+import { Injectable } from '@nestjs/common';
+import Decimal from 'decimal.js';
+import { randomUUID } from 'node:crypto';
+import { DocumentNumbers } from '../../common/doc-numbers';
+import { invalidField, invalidState, notFound } from '../../common/errors';
+import { page } from '../../common/pagination';
+import { SqlFilters } from '../../common/sql-filters';
+import { UnitOfWork } from '../../database/unit-of-work';
+import { DocumentRow, lockDocument, touchDocument } from '../documents';
+import { balanceKey, LedgerService } from '../ledger/ledger.service';
+import { PostingLine } from '../ledger/posting';
+import { qty as toQty, sql } from '../ledger/quantity';
+import { LedgerReferences } from '../ledger/references';
+import { UomConversion } from '../ledger/uom-conversion';
+import { CountLinesDto, CountSessionQuery, CountStatus, CreateCountSessionDto } from './dto/count-session.dto';
+
+interface SessionRow extends DocumentRow {
+  session_no: string;
+  facility_id: string;
+  notes: string | null;
+  transaction_id: string | null;
+  completed_at: Date | null;
+}
+
+interface CountLineRow {
+  id: string;
+  session_id: string;
+  item_id: string;
+  location_id: string;
+  lot_no: string | null;
+  lot_id: string | null;
+  counted_qty: string;
+  system_qty: string | null;
+  variance_qty: string | null;
+}
+
+const nullableNum = (v: string | null) => (v === null ? null : Number(v));
+
+const sessionView = (s: SessionRow, lines: CountLineRow[]) => ({
+  id: s.id,
+  sessionNo: s.session_no,
+  facilityId: s.facility_id,
+  status: s.status as CountStatus,
+  notes: s.notes,
+  transactionId: s.transaction_id,
+  completedAt: s.completed_at,
+  lines: lines.map((l) => ({
+    itemId: l.item_id,
+    locationId: l.location_id,
+    lotId: l.lot_id,
+    lotNo: l.lot_no,
+    countedQty: Number(l.counted_qty),
+    systemQty: nullableNum(l.system_qty),
+    varianceQty: nullableNum(l.variance_qty),
+  })),
+  version: s.version,
+  createdBy: s.created_by,
+  updatedBy: s.updated_by,
+  createdAt: s.created_at,
+  updatedAt: s.updated_at,
+});
+export type CountSessionView = ReturnType<typeof sessionView>;
+
+const WHAT = 'Count session';
+
+/**
+ * Physical counts of a facility: open → completed (one `count` posting setting every counted
+ * (item, location, lot) in the AVAILABLE status to its counted quantity) | cancelled.
+ */
+@Injectable()
+export class CountSessionsService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly refs: LedgerReferences,
+    private readonly ledger: LedgerService,
+    private readonly uoms: UomConversion,
+    private readonly numbers: DocumentNumbers,
+  ) {}
+
+  private get m() {
+    return this.uow.manager;
+  }
+
+  private get tenant() {
+    return this.uow.tenantId;
+  }
+
+  /** Newest first (createdAt, then id); q searches sessionNo. Lines of the page in one query. */
+  async list(query: CountSessionQuery) {
+    const f = new SqlFilters(this.tenant)
+      .add('status = ?', query.status)
+      .add('facility_id = ?', query.facilityId)
+      .search(['session_no'], query.q);
+    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count FROM count_sessions WHERE ${f.where}`, f.params);
+    const rows: SessionRow[] = await this.m.query(
+      `SELECT * FROM count_sessions WHERE ${f.where} ORDER BY created_at DESC, id DESC ${f.page(query)}`,
+      f.params,
+    );
+    const lines = await this.linesOf(rows.map((r) => r.id));
+    return page(rows.map((r) => sessionView(r, lines.filter((l) => l.session_id === r.id))), count, query);
+  }
+
+  async get(id: string): Promise<CountSessionView> {
+    const [row]: SessionRow[] = await this.m.query(`SELECT * FROM count_sessions WHERE tenant_id = $1 AND id = $2`, [this.tenant, id]);
+    if (!row) throw notFound(WHAT);
+    return sessionView(row, await this.linesOf([id]));
+  }
+
+  async create(dto: CreateCountSessionDto): Promise<CountSessionView> {
+    await this.refs.facilityExists(dto.facilityId, 'facilityId');
+    const id = randomUUID();
+    const sessionNo = await this.numbers.next('CS');
+    await this.m.query(
+      `INSERT INTO count_sessions (tenant_id, id, session_no, facility_id, status, notes, created_by, updated_by)
+       VALUES ($1, $2, $3, $4, 'open', $5, $6, $6)`,
+      [this.tenant, id, sessionNo, dto.facilityId, dto.notes ?? null, this.uow.userId],
+    );
+    return this.get(id);
+  }
+
+  /** Open only. Records counts; a later count of the same (item, location, lotNo) replaces the earlier. */
+  async addLines(id: string, dto: CountLinesDto, ifMatch?: number): Promise<CountSessionView> {
+    const s = await this.lock(id, 'only an open count session takes counts', ifMatch);
+    const items = await this.refs.items(dto.lines.map((l) => l.itemId));
+    const locations = await this.refs.locations(dto.lines.map((l) => l.locationId));
+    const lots = await this.lotsByNumber(dto.lines.filter((l) => l.lotNo).map((l) => ({ itemId: l.itemId, lotNo: l.lotNo! })));
+    const byKey = new Map<string, { itemId: string; locationId: string; lotNo: string | null; lotId: string | null; qty: Decimal }>();
+    for (const [i, line] of dto.lines.entries()) {
+      const f = `lines[${i}]`;
+      const item = await this.refs.stockItem(line.itemId, `${f}.itemId`, items);
+      this.refs.location(locations, line.locationId, `${f}.locationId`, s.facility_id);
+      if (item.serialTracked)
+        throw invalidField(`${f}.itemId`, `is serial-tracked: ${item.itemNo} cannot be counted by quantity; correct its serials with adjustments`);
+      if (item.lotTracked && !line.lotNo) throw invalidField(`${f}.lotNo`, `is required: ${item.itemNo} is lot-tracked`);
+      if (!item.lotTracked && line.lotNo) throw invalidField(`${f}.lotNo`, `must be empty: ${item.itemNo} is not lot-tracked`);
+      const qty = await this.uoms.toBase(item, undefined, line.countedQty, `${f}.countedQty`);
+      const lotId = line.lotNo ? (lots.get(`${item.id}|${line.lotNo}`) ?? null) : null;
+      // A new lot is created by the completion's posting, which cannot give it the expiry date it needs.
+      if (item.expiryTracked && line.lotNo && !lotId && qty.gt(0))
+        throw invalidField(`${f}.lotNo`, `is not a lot of ${item.itemNo}: a new lot of an expiry-tracked item needs an expiry date; post it with an adjustment`);
+      byKey.set(`${item.id}|${line.locationId}|${line.lotNo ?? ''}`, { itemId: item.id, locationId: line.locationId, lotNo: line.lotNo ?? null, lotId, qty });
+    }
+    const counts = [...byKey.values()];
+    await this.m.query(
+      `INSERT INTO count_lines (tenant_id, id, session_id, item_id, location_id, lot_no, lot_id, counted_qty, counted_by)
+       SELECT $1, k.id, $2, k.item_id, k.location_id, k.lot_no, k.lot_id, k.qty, $3
+         FROM unnest($4::uuid[], $5::uuid[], $6::uuid[], $7::text[], $8::uuid[], $9::numeric[]) AS k(id, item_id, location_id, lot_no, lot_id, qty)
+       ON CONFLICT ON CONSTRAINT count_lines_key DO UPDATE
+          SET counted_qty = EXCLUDED.counted_qty, lot_id = EXCLUDED.lot_id, counted_by = EXCLUDED.counted_by, counted_at = now()`,
+      [
+        this.tenant,
+        id,
+        this.uow.userId,
+        counts.map(() => randomUUID()),
+        counts.map((c) => c.itemId),
+        counts.map((c) => c.locationId),
+        counts.map((c) => c.lotNo),
+        counts.map((c) => c.lotId),
+        counts.map((c) => sql(c.qty)),
+      ],
+    );
+    await this.touch(id);
+    return this.get(id);
+  }
+
+  /**
+   * open → completed. Locks the AVAILABLE balances of the counted keys, takes their on hand as the
+   * system quantity (0 when none), and posts one `count` transaction with a line per non-zero variance
+   * (nothing when all are 0). The ledger refuses a negative variance that would break holds
+   * (409 insufficient_stock): then nothing changes and the session stays open.
+   */
+  async complete(id: string, ifMatch?: number): Promise<CountSessionView> {
+    const s = await this.lock(id, 'only an open count session can be completed', ifMatch);
+    const lines = await this.linesOf([id]);
+    if (!lines.length) throw invalidState(`${WHAT} ${s.session_no} has no counted lines; count something or cancel it`);
+    // Holds that are due to expire stop holding first, so they neither block nor deadlock the posting.
+    await this.ledger.expireDue();
+    const available = this.refs.status(await this.refs.statuses(), undefined, 'statusId');
+    // A lot counted as new may have been posted since: look the numbers up again.
+    const lots = await this.lotsByNumber(lines.filter((l) => l.lot_no).map((l) => ({ itemId: l.item_id, lotNo: l.lot_no! })));
+    const keys = lines.map((l) => ({ line: l, lotId: l.lot_no ? (lots.get(`${l.item_id}|${l.lot_no}`) ?? null) : null }));
+    // A lot that does not exist has no stock: nothing to lock.
+    const existing = keys.filter((k) => !k.line.lot_no || k.lotId);
+    const onHand = await this.ledger.lockBalances(
+      existing.map((k) => ({ itemId: k.line.item_id, locationId: k.line.location_id, lotId: k.lotId, statusId: available.id })),
+    );
+    const results = keys.map((k) => {
+      const key = balanceKey({ itemId: k.line.item_id, locationId: k.line.location_id, lotId: k.lotId, statusId: available.id });
+      const system = onHand.get(key) ?? toQty(0);
+      return { ...k, system, variance: toQty(k.line.counted_qty).minus(system) };
+    });
+    const posting: PostingLine[] = [];
+    results.forEach((r, i) => {
+      if (r.variance.isZero()) return;
+      posting.push({
+        itemId: r.line.item_id,
+        locationId: r.line.location_id,
+        statusId: available.id,
+        lotId: r.lotId,
+        lotNo: r.lotId ? null : r.line.lot_no,
+        qty: r.variance,
+        field: `lines[${i}]`,
+        qtyField: 'countedQty',
+      });
+    });
+    const transaction = posting.length
+      ? await this.ledger.post({ type: 'count', reason: `Count session ${s.session_no}`, sourceType: 'count_session', sourceId: id, lines: posting })
+      : null;
+    await this.m.query(
+      `UPDATE count_lines c
+          SET system_qty = k.system_qty, variance_qty = k.variance_qty,
+              lot_id = (SELECT t.id FROM lots t WHERE t.tenant_id = c.tenant_id AND t.item_id = c.item_id AND t.lot_no = c.lot_no)
+         FROM unnest($3::uuid[], $4::numeric[], $5::numeric[]) AS k(id, system_qty, variance_qty)
+        WHERE c.tenant_id = $1 AND c.session_id = $2 AND c.id = k.id`,
+      [this.tenant, id, results.map((r) => r.line.id), results.map((r) => sql(r.system)), results.map((r) => sql(r.variance))],
+    );
+    await this.touch(id, `status = 'completed', completed_at = now(), transaction_id = $4`, [transaction?.id ?? null]);
+    return this.get(id);
+  }
+
+  async cancel(id: string, ifMatch?: number): Promise<CountSessionView> {
+    await this.lock(id, 'only an open count session can be cancelled', ifMatch);
+    await this.touch(id, `status = 'cancelled'`);
+    return this.get(id);
+  }
+
+  /** Existing lots by (item, lot number), keyed `itemId|lotNo`. */
+  private async lotsByNumber(wanted: Array<{ itemId: string; lotNo: string }>): Promise<Map<string, string>> {
+    if (!wanted.length) return new Map();
+    const rows: Array<{ id: string; item_id: string; lot_no: string }> = await this.m.query(
+      `SELECT id, item_id, lot_no FROM lots
+        WHERE tenant_id = $1 AND (item_id, lot_no) IN (SELECT * FROM unnest($2::uuid[], $3::text[]))`,
+      [this.tenant, wanted.map((w) => w.itemId), wanted.map((w) => w.lotNo)],
+    );
+    return new Map(rows.map((r) => [`${r.item_id}|${r.lot_no}`, r.id]));
+  }
+
+  /** Lines ordered by item number, location path, lot number. */
+  private linesOf(ids: string[]): Promise<CountLineRow[]> {
+    if (!ids.length) return Promise.resolve([]);
+    return this.m.query(
+      `SELECT c.* FROM count_lines c
+         JOIN items i ON i.tenant_id = c.tenant_id AND i.id = c.item_id
+         JOIN locations l ON l.tenant_id = c.tenant_id AND l.id = c.location_id
+        WHERE c.tenant_id = $1 AND c.session_id = ANY($2::uuid[])
+        ORDER BY c.session_id, i.item_no, l.path, c.lot_no NULLS FIRST, c.id`,
+      [this.tenant, ids],
+    );
+  }
+
+  private lock(id: string, refusal: string, ifMatch?: number): Promise<SessionRow> {
+    return lockDocument<SessionRow>(this.m, 'count_sessions', this.tenant, id, {
+      what: WHAT, numberOf: (r) => r.session_no, allowed: ['open'], refusal, ifMatch,
+    });
+  }
+
+  private touch(id: string, set?: string, params?: unknown[]): Promise<void> {
+    return touchDocument(this.m, 'count_sessions', { tenantId: this.tenant, id, userId: this.uow.userId }, set, params);
+  }
+}

@@ -1,0 +1,15 @@
+import { applyDecorators } from '@nestjs/common';
+import { IsNumber, IsPositive, Max, Min } from 'class-validator';
+import { MaxDecimals } from '../common/decimals';
+import { MAX_QTY } from './ledger/quantity';
+
+/** Most lines one document request may carry. */
+export const MAX_DOCUMENT_LINES = 500;
+
+/** A positive quantity: a finite number, at most 6 decimals (the UOM's decimals are checked by the ledger). */
+export const Quantity = () =>
+  applyDecorators(IsNumber({ allowNaN: false, allowInfinity: false }), MaxDecimals(6), IsPositive(), Max(MAX_QTY));
+
+/** A quantity >= 0: a finite number, at most 6 decimals (the UOM's decimals are checked by the service). */
+export const NonNegativeQuantity = () =>
+  applyDecorators(IsNumber({ allowNaN: false, allowInfinity: false }), MaxDecimals(6), Min(0), Max(MAX_QTY));

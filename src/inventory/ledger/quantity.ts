@@ -1,0 +1,24 @@
+import Decimal from 'decimal.js';
+
+/**
+ * Note: decimal.js treats zero as positive (isPositive(0) is true); compare with gt(0) / lt(0).
+ *
+ * Exact decimal arithmetic for quantities (numeric(20,6) in the database; never floats). */
+export const Qty = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP });
+export type Qty = Decimal;
+
+/** Largest quantity a request may carry (numeric(20,6) holds 14 integer digits; sums need headroom). */
+export const MAX_QTY = 1_000_000_000_000;
+
+export const qty = (v: Decimal.Value): Decimal => new Qty(v);
+
+/** The text sent to PostgreSQL for a numeric parameter. */
+export const sql = (v: Decimal): string => v.toFixed();
+
+/** A JSON number for a quantity read back from a numeric column ("12.500000" → 12.5). */
+export const num = (v: string | number | null | undefined): number => (v === null || v === undefined ? 0 : Number(v));
+
+/** Rounds up to `decimals` places (computed quantities: UOM conversion, BOM explosion). */
+export const roundUp = (v: Decimal, decimals: number): Decimal => v.toDecimalPlaces(decimals, Decimal.ROUND_UP);
+
+export const sum = (values: Decimal[]): Decimal => values.reduce((a, b) => a.plus(b), new Qty(0));

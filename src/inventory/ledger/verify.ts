@@ -1,0 +1,124 @@
+/**
+ * The ledger invariants of CONTRACT.md §5, checked by SQL across all tenants (run it as the schema
+ * owner, which row-level security does not filter). Each check returns the rows that break it.
+ * Used by `npm run ledger:verify` and by the concurrency tests.
+ */
+export interface InvariantCheck {
+  name: string;
+  description: string;
+  sql: string;
+}
+
+export const INVARIANT_CHECKS: InvariantCheck[] = [
+  {
+    name: 'balance_equals_ledger',
+    description: "every balance's qtyOnHand equals the sum of its ledger lines",
+    sql: `
+      WITH ledger AS (
+        SELECT tenant_id, item_id, location_id, lot_id, status_id, sum(qty_delta) AS qty
+          FROM ledger_lines GROUP BY tenant_id, item_id, location_id, lot_id, status_id)
+      SELECT coalesce(b.tenant_id, l.tenant_id) AS tenant_id, coalesce(b.item_id, l.item_id) AS item_id,
+             coalesce(b.location_id, l.location_id) AS location_id, coalesce(b.lot_id, l.lot_id) AS lot_id,
+             coalesce(b.status_id, l.status_id) AS status_id, b.qty_on_hand AS balance, l.qty AS ledger
+        FROM balances b
+        FULL JOIN ledger l ON l.tenant_id = b.tenant_id AND l.item_id = b.item_id AND l.location_id = b.location_id
+                          AND l.lot_id IS NOT DISTINCT FROM b.lot_id AND l.status_id = b.status_id
+       WHERE coalesce(b.qty_on_hand, 0) <> coalesce(l.qty, 0)`,
+  },
+  {
+    name: 'balance_not_negative',
+    description: 'no balance is negative',
+    sql: `SELECT tenant_id, id, item_id, location_id, qty_on_hand, qty_allocated FROM balances
+           WHERE qty_on_hand < 0 OR qty_allocated < 0`,
+  },
+  {
+    name: 'allocated_within_on_hand',
+    description: 'per (item, location, lot, status): qtyAllocated <= qtyOnHand',
+    sql: `SELECT tenant_id, id, item_id, location_id, qty_on_hand, qty_allocated FROM balances WHERE qty_allocated > qty_on_hand`,
+  },
+  {
+    name: 'balance_allocated_equals_allocations',
+    description: "a balance's qtyAllocated equals its active allocations",
+    sql: `
+      SELECT b.tenant_id, b.id, b.qty_allocated, coalesce(a.qty, 0) AS allocations
+        FROM balances b
+        LEFT JOIN (SELECT tenant_id, balance_id, sum(qty) AS qty FROM allocations WHERE status = 'active'
+                    GROUP BY tenant_id, balance_id) a ON a.tenant_id = b.tenant_id AND a.balance_id = b.id
+       WHERE b.qty_allocated <> coalesce(a.qty, 0)`,
+  },
+  {
+    name: 'reservation_allocated_equals_allocations',
+    description: "a reservation's qtyAllocated equals its active allocations",
+    sql: `
+      SELECT r.tenant_id, r.id, r.reservation_no, r.status, r.qty_allocated, coalesce(a.qty, 0) AS allocations
+        FROM reservations r
+        LEFT JOIN (SELECT tenant_id, reservation_id, sum(qty) AS qty FROM allocations WHERE status = 'active'
+                    GROUP BY tenant_id, reservation_id) a ON a.tenant_id = r.tenant_id AND a.reservation_id = r.id
+       WHERE r.qty_allocated <> coalesce(a.qty, 0) OR (r.status NOT IN ('open', 'allocated') AND r.qty_allocated <> 0)`,
+  },
+  {
+    name: 'position_matches_balances_and_holds',
+    description: 'per (item, facility): the position counters equal Available on hand, allocations and open unallocated reservations',
+    sql: `
+      WITH on_hand AS (
+        SELECT b.tenant_id, b.item_id, b.facility_id, sum(b.qty_on_hand) AS on_hand, sum(b.qty_allocated) AS allocated
+          FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
+         GROUP BY b.tenant_id, b.item_id, b.facility_id),
+      reserved AS (
+        SELECT tenant_id, item_id, facility_id, sum(qty - qty_allocated - qty_fulfilled) AS reserved
+          FROM reservations WHERE status IN ('open', 'allocated') GROUP BY tenant_id, item_id, facility_id),
+      expected AS (
+        SELECT coalesce(o.tenant_id, r.tenant_id) AS tenant_id, coalesce(o.item_id, r.item_id) AS item_id,
+               coalesce(o.facility_id, r.facility_id) AS facility_id, coalesce(o.on_hand, 0) AS on_hand,
+               coalesce(o.allocated, 0) AS allocated, coalesce(r.reserved, 0) AS reserved
+          FROM on_hand o FULL JOIN reserved r ON r.tenant_id = o.tenant_id AND r.item_id = o.item_id AND r.facility_id = o.facility_id)
+      SELECT coalesce(p.tenant_id, e.tenant_id) AS tenant_id, coalesce(p.item_id, e.item_id) AS item_id,
+             coalesce(p.facility_id, e.facility_id) AS facility_id,
+             p.qty_available_on_hand, e.on_hand, p.qty_allocated, e.allocated, p.qty_reserved, e.reserved
+        FROM inventory_positions p
+        FULL JOIN expected e ON e.tenant_id = p.tenant_id AND e.item_id = p.item_id AND e.facility_id = p.facility_id
+       WHERE coalesce(p.qty_available_on_hand, 0) <> coalesce(e.on_hand, 0)
+          OR coalesce(p.qty_allocated, 0) <> coalesce(e.allocated, 0)
+          OR coalesce(p.qty_reserved, 0) <> coalesce(e.reserved, 0)`,
+  },
+  {
+    name: 'holds_within_available',
+    description: 'per (item, facility): allocated + open unallocated reserved <= on hand in Available statuses',
+    sql: `SELECT tenant_id, item_id, facility_id, qty_available_on_hand, qty_allocated, qty_reserved FROM inventory_positions
+           WHERE qty_allocated + qty_reserved > qty_available_on_hand`,
+  },
+  {
+    name: 'serials_match_balances',
+    description: 'serial-tracked items: serials in stock per (item, location, lot, status) equal the balance',
+    sql: `
+      WITH s AS (
+        SELECT tenant_id, item_id, location_id, lot_id, status_id, count(*) AS n FROM serials WHERE in_stock
+         GROUP BY tenant_id, item_id, location_id, lot_id, status_id)
+      SELECT coalesce(b.tenant_id, s.tenant_id) AS tenant_id, coalesce(b.item_id, s.item_id) AS item_id,
+             coalesce(b.location_id, s.location_id) AS location_id, b.qty_on_hand, s.n AS serials_in_stock
+        FROM (SELECT b.* FROM balances b JOIN items i ON i.tenant_id = b.tenant_id AND i.id = b.item_id
+               WHERE i.serial_tracking = 'required') b
+        FULL JOIN s ON s.tenant_id = b.tenant_id AND s.item_id = b.item_id AND s.location_id = b.location_id
+                   AND s.lot_id IS NOT DISTINCT FROM b.lot_id AND s.status_id = b.status_id
+       WHERE coalesce(b.qty_on_hand, 0) <> coalesce(s.n, 0)`,
+  },
+];
+
+export interface Violation {
+  check: string;
+  description: string;
+  rows: Record<string, unknown>[];
+}
+
+type Query = (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
+
+/** Runs every check; `tenantId` limits them to one tenant. Returns only the checks that found rows. */
+export async function verifyLedger(query: Query, tenantId?: string): Promise<Violation[]> {
+  const violations: Violation[] = [];
+  for (const check of INVARIANT_CHECKS) {
+    const sql = tenantId ? `SELECT * FROM (${check.sql}) v WHERE v.tenant_id = $1` : check.sql;
+    const rows = await query(sql, tenantId ? [tenantId] : []);
+    if (rows.length) violations.push({ check: check.name, description: check.description, rows });
+  }
+  return violations;
+}

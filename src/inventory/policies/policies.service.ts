@@ -1,0 +1,185 @@
+import { Injectable } from '@nestjs/common';
+import Decimal from 'decimal.js';
+import { randomUUID } from 'node:crypto';
+import { notFound, validationFailed, withDuplicateMessages } from '../../common/errors';
+import { page } from '../../common/pagination';
+import { SqlFilters } from '../../common/sql-filters';
+import { assertVersion } from '../../common/versioning';
+import { UnitOfWork } from '../../database/unit-of-work';
+import { touchDocument } from '../documents';
+import { LedgerService } from '../ledger/ledger.service';
+import { num, qty as toQty, sql } from '../ledger/quantity';
+import { ItemRef, LedgerReferences } from '../ledger/references';
+import { UomConversion } from '../ledger/uom-conversion';
+import { CreatePolicyDto, PolicyQuery, UpdatePolicyDto } from './dto/policy.dto';
+import { suggestedQty } from './reorder-math';
+
+interface PolicyRow {
+  id: string;
+  item_id: string;
+  facility_id: string;
+  min_qty: string;
+  max_qty: string;
+  safety_stock: string;
+  reorder_qty: string;
+  lead_time_days: number;
+  is_active: boolean;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const policyView = (p: PolicyRow) => ({
+  id: p.id,
+  itemId: p.item_id,
+  facilityId: p.facility_id,
+  minQty: num(p.min_qty),
+  maxQty: num(p.max_qty),
+  safetyStock: num(p.safety_stock),
+  reorderQty: num(p.reorder_qty),
+  leadTimeDays: p.lead_time_days,
+  isActive: p.is_active,
+  version: p.version,
+  createdAt: p.created_at,
+  updatedAt: p.updated_at,
+});
+export type PolicyView = ReturnType<typeof policyView>;
+
+const WHAT = 'Reorder policy';
+const QUANTITIES = ['minQty', 'maxQty', 'safetyStock', 'reorderQty'] as const;
+
+/**
+ * Open purchase-order quantity of the policy row `r`, in base units — CONTRACT §5: ordered − received
+ * on purchase orders `submitted|approved|sent|partially_received` of the policy's facility.
+ *
+ * OPEN-PO TERM: purchase orders do not exist in this service yet (procurement is a later module), so
+ * it is 0. When they do, replace this with a correlated sum over the PO lines of `r.item_id` on POs of
+ * `r.facility_id` in those statuses (converted to base units).
+ */
+const OPEN_PURCHASE_ORDER_QTY = '0';
+
+/** Reorder policies per (item, facility) and the reorder suggestions they make. */
+@Injectable()
+export class PoliciesService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly refs: LedgerReferences,
+    private readonly ledger: LedgerService,
+    private readonly uoms: UomConversion,
+  ) {}
+
+  private get m() {
+    return this.uow.manager;
+  }
+
+  /** Newest first (createdAt, then id); q searches the item's number and name. */
+  async list(query: PolicyQuery) {
+    const f = new SqlFilters(this.uow.tenantId, 'r')
+      .add('r.item_id = ?', query.itemId)
+      .add('r.facility_id = ?', query.facilityId)
+      .search(['i.item_no', 'i.name'], query.q);
+    const from = `FROM reorder_policies r JOIN items i ON i.tenant_id = r.tenant_id AND i.id = r.item_id WHERE ${f.where}`;
+    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count ${from}`, f.params);
+    const rows: PolicyRow[] = await this.m.query(`SELECT r.* ${from} ORDER BY r.created_at DESC, r.id DESC ${f.page(query)}`, f.params);
+    return page(rows.map(policyView), count, query);
+  }
+
+  async get(id: string): Promise<PolicyView> {
+    return policyView(await this.find(id));
+  }
+
+  async create(dto: CreatePolicyDto): Promise<PolicyView> {
+    const item = await this.refs.stockItem(dto.itemId, 'itemId');
+    await this.refs.facilityExists(dto.facilityId, 'facilityId');
+    await this.checkQuantities(item, dto);
+    const values = [dto.minQty, dto.maxQty, dto.safetyStock ?? 0, dto.reorderQty ?? 0].map((v) => sql(toQty(v)));
+    const id = randomUUID();
+    await withDuplicateMessages(
+      { reorder_policies_tenant_id_item_id_facility_id_key: `${item.itemNo} already has a reorder policy at this facility` },
+      () =>
+        this.m.query(
+          `INSERT INTO reorder_policies (tenant_id, id, item_id, facility_id, min_qty, max_qty, safety_stock, reorder_qty,
+                                         lead_time_days, is_active, created_by, updated_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+          [this.uow.tenantId, id, item.id, dto.facilityId, ...values, dto.leadTimeDays ?? 0, dto.isActive ?? true, this.uow.userId],
+        ),
+    );
+    return this.get(id);
+  }
+
+  /** Any field but item and facility; minQty <= maxQty is checked on the merged values. */
+  async update(id: string, dto: UpdatePolicyDto, ifMatch?: number): Promise<PolicyView> {
+    const p = await this.find(id, true);
+    assertVersion(p.version, ifMatch);
+    if (Object.values(dto).every((v) => v === undefined)) return policyView(p);
+    const [item] = (await this.refs.items([p.item_id])).values();
+    const merged = (given: number | undefined, stored: string) => (given === undefined ? toQty(stored) : toQty(given));
+    const values = [merged(dto.minQty, p.min_qty), merged(dto.maxQty, p.max_qty), merged(dto.safetyStock, p.safety_stock), merged(dto.reorderQty, p.reorder_qty)];
+    await this.checkQuantities(item, dto, values[0], values[1]);
+    await touchDocument(
+      this.m,
+      'reorder_policies',
+      { tenantId: this.uow.tenantId, id, userId: this.uow.userId },
+      'min_qty = $4, max_qty = $5, safety_stock = $6, reorder_qty = $7, lead_time_days = $8, is_active = $9',
+      [...values.map(sql), dto.leadTimeDays ?? p.lead_time_days, dto.isActive ?? p.is_active],
+    );
+    return this.get(id);
+  }
+
+  /**
+   * Active policies whose projected quantity is below minQty + safetyStock, newest policy first:
+   * projectedQty = available on hand − open unallocated reserved − allocated (inventory_positions; 0
+   * without a row) + open purchase-order quantity (0 until procurement exists, see OPEN_PURCHASE_ORDER_QTY).
+   */
+  async suggestions(query: PolicyQuery) {
+    // Expired reservations stop holding stock before the projection reads the reserved quantity.
+    await this.ledger.expireDue();
+    const f = new SqlFilters(this.uow.tenantId, 'r').add('r.item_id = ?', query.itemId).add('r.facility_id = ?', query.facilityId);
+    const projection = `WITH projection AS (
+        SELECT r.id, r.item_id, r.facility_id, r.min_qty, r.max_qty, r.safety_stock, r.reorder_qty, r.created_at,
+               coalesce(p.qty_available_on_hand - p.qty_reserved - p.qty_allocated, 0) + ${OPEN_PURCHASE_ORDER_QTY} AS projected_qty
+          FROM reorder_policies r
+          LEFT JOIN inventory_positions p ON p.tenant_id = r.tenant_id AND p.item_id = r.item_id AND p.facility_id = r.facility_id
+         WHERE ${f.where} AND r.is_active)
+      SELECT * FROM projection WHERE projected_qty < min_qty + safety_stock`;
+    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count FROM (${projection}) s`, f.params);
+    const rows: Array<PolicyRow & { projected_qty: string }> = await this.m.query(
+      `${projection} ORDER BY created_at DESC, id DESC ${f.page(query)}`,
+      f.params,
+    );
+    return page(
+      rows.map((r) => ({
+        itemId: r.item_id,
+        facilityId: r.facility_id,
+        projectedQty: num(r.projected_qty),
+        suggestedQty: suggestedQty(r.max_qty, r.projected_qty, r.reorder_qty).toNumber(),
+      })),
+      count,
+      query,
+    );
+  }
+
+  /** Given quantities fit the item's base unit decimals; minQty <= maxQty (of the merged values on a PATCH). */
+  private async checkQuantities(
+    item: ItemRef,
+    given: Partial<Record<(typeof QUANTITIES)[number], number>>,
+    minQty: Decimal.Value = given.minQty!,
+    maxQty: Decimal.Value = given.maxQty!,
+  ): Promise<void> {
+    for (const field of QUANTITIES) {
+      const value = given[field];
+      if (value !== undefined) await this.uoms.toBase(item, undefined, value, field);
+    }
+    if (toQty(minQty).greaterThan(maxQty))
+      throw validationFailed('minQty must not exceed maxQty', [{ field: 'minQty', message: `must not exceed maxQty (${toQty(maxQty).toFixed()})` }]);
+  }
+
+  private async find(id: string, forUpdate = false): Promise<PolicyRow> {
+    const [row]: PolicyRow[] = await this.m.query(
+      `SELECT * FROM reorder_policies WHERE tenant_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+      [this.uow.tenantId, id],
+    );
+    if (!row) throw notFound(WHAT);
+    return row;
+  }
+}

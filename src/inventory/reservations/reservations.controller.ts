@@ -1,0 +1,78 @@
+import { Body, Controller, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { Permissions } from '../../auth/decorators';
+import { UuidParam } from '../../common/uuid';
+import { IfMatch } from '../../common/versioning';
+import { LedgerService } from '../ledger/ledger.service';
+import { AllocateDto, AllocationQuery, CreateReservationDto, ReservationQuery, UpdateReservationDto } from './dto/reservation.dto';
+import { ReservationsService } from './reservations.service';
+
+@ApiTags('inventory')
+@Controller('v1/inventory')
+export class ReservationsController {
+  constructor(
+    private readonly reservations: ReservationsService,
+    private readonly ledger: LedgerService,
+  ) {}
+
+  @Get('reservations')
+  @Permissions('inventory:read')
+  list(@Query() query: ReservationQuery) {
+    return this.reservations.list(query);
+  }
+
+  @Get('reservations/:id')
+  @Permissions('inventory:read')
+  async get(@UuidParam('id', 'Reservation') id: string) {
+    return { data: await this.reservations.get(id) };
+  }
+
+  /** A soft hold against a demand document; 409 insufficient_stock beyond the facility's available-to-promise. */
+  @Post('reservations')
+  @Permissions('inventory:write')
+  async create(@Body() body: CreateReservationDto) {
+    return { data: await this.ledger.reserve(body) };
+  }
+
+  @Patch('reservations/:id')
+  @Permissions('inventory:write')
+  async update(@UuidParam('id', 'Reservation') id: string, @Body() body: UpdateReservationDto, @IfMatch() ifMatch?: number) {
+    return { data: await this.ledger.updateReservation(id, body, ifMatch) };
+  }
+
+  @Post('reservations/:id/allocate')
+  @HttpCode(200)
+  @Permissions('inventory:write')
+  async allocate(@UuidParam('id', 'Reservation') id: string, @Body() body: AllocateDto, @IfMatch() ifMatch?: number) {
+    return { data: await this.ledger.allocate(id, body.allocations, ifMatch) };
+  }
+
+  @Post('reservations/:id/release')
+  @HttpCode(200)
+  @Permissions('inventory:write')
+  async release(@UuidParam('id', 'Reservation') id: string, @IfMatch() ifMatch?: number) {
+    return { data: await this.ledger.release(id, 'released', ifMatch) };
+  }
+
+  @Post('reservations/:id/cancel')
+  @HttpCode(200)
+  @Permissions('inventory:write')
+  async cancel(@UuidParam('id', 'Reservation') id: string, @IfMatch() ifMatch?: number) {
+    return { data: await this.ledger.release(id, 'cancelled', ifMatch) };
+  }
+
+  /** Allocated only: issues the allocated stock (ledger `fulfillment`) and closes the reservation. */
+  @Post('reservations/:id/fulfill')
+  @HttpCode(200)
+  @Permissions('inventory:write')
+  async fulfill(@UuidParam('id', 'Reservation') id: string, @IfMatch() ifMatch?: number) {
+    const { reservation } = await this.ledger.issueAllocated(id, { type: 'fulfillment', ifMatch });
+    return { data: reservation };
+  }
+
+  @Get('allocations')
+  @Permissions('inventory:read')
+  allocations(@Query() query: AllocationQuery) {
+    return this.reservations.allocations(query);
+  }
+}

@@ -1,0 +1,42 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsISO8601, IsOptional, IsUUID } from 'class-validator';
+import { PageQuery, toBoolean } from '../../../common/pagination';
+import { TRANSACTION_TYPES } from '../../ledger/posting';
+
+export class BalanceQuery extends PageQuery {
+  @ApiPropertyOptional() @IsOptional() @IsUUID() itemId?: string;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() facilityId?: string;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() locationId?: string;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() lotId?: string;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() statusId?: string;
+}
+
+export class AvailabilityQuery extends PageQuery {
+  @ApiPropertyOptional() @IsOptional() @IsUUID() itemId?: string;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() facilityId?: string;
+  @ApiPropertyOptional({ description: 'not with groupBy=facility' }) @IsOptional() @IsUUID() locationId?: string;
+  @ApiPropertyOptional({ enum: ['location', 'facility'], default: 'location' })
+  @IsOptional() @IsIn(['location', 'facility'])
+  groupBy?: 'location' | 'facility';
+}
+
+export class TransactionQuery extends PageQuery {
+  @ApiPropertyOptional() @IsOptional() @IsUUID() itemId?: string;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() facilityId?: string;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() locationId?: string;
+  @ApiPropertyOptional({ enum: TRANSACTION_TYPES }) @IsOptional() @IsIn(TRANSACTION_TYPES) type?: string;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() sourceId?: string;
+  @ApiPropertyOptional({ description: 'postedAt >= from (ISO 8601)' }) @IsOptional() @IsISO8601() from?: string;
+  @ApiPropertyOptional({ description: 'postedAt < to (ISO 8601)' }) @IsOptional() @IsISO8601() to?: string;
+}
+
+export class LotQuery extends PageQuery {
+  @ApiPropertyOptional() @IsOptional() @IsUUID() itemId?: string;
+}
+
+export class SerialQuery extends PageQuery {
+  @ApiPropertyOptional() @IsOptional() @IsUUID() itemId?: string;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() locationId?: string;
+  @ApiPropertyOptional() @IsOptional() @Transform(toBoolean) @IsBoolean() inStock?: boolean;
+}

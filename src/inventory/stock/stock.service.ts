@@ -1,0 +1,216 @@
+import { Injectable } from '@nestjs/common';
+import { invalidField, notFound } from '../../common/errors';
+import { page } from '../../common/pagination';
+import { SqlFilters } from '../../common/sql-filters';
+import { UnitOfWork } from '../../database/unit-of-work';
+import { LedgerService } from '../ledger/ledger.service';
+import { num } from '../ledger/quantity';
+import { LineRow, TransactionRow, transactionView } from '../ledger/views';
+import { AvailabilityQuery, BalanceQuery, LotQuery, SerialQuery, TransactionQuery } from './dto/stock-queries.dto';
+
+/** Read side of the inventory: balances, availability, the ledger, lots, serials. */
+@Injectable()
+export class StockService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly ledger: LedgerService,
+  ) {}
+
+  private get m() {
+    return this.uow.manager;
+  }
+
+  /** Ordered by item number, location path, lot number, status code. Zero rows are omitted. */
+  async balances(query: BalanceQuery) {
+    // qtyAllocated must not show what expired reservations no longer hold.
+    await this.ledger.expireDue();
+    const f = new SqlFilters(this.uow.tenantId, 'b')
+      .add('b.item_id = ?', query.itemId)
+      .add('b.facility_id = ?', query.facilityId)
+      .add('b.location_id = ?', query.locationId)
+      .add('b.lot_id = ?', query.lotId)
+      .add('b.status_id = ?', query.statusId)
+      .search(['i.item_no', 'i.name'], query.q);
+    const from = `FROM balances b
+      JOIN items i ON i.tenant_id = b.tenant_id AND i.id = b.item_id
+      JOIN locations l ON l.tenant_id = b.tenant_id AND l.id = b.location_id
+      JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id
+      LEFT JOIN lots t ON t.tenant_id = b.tenant_id AND t.id = b.lot_id
+      WHERE ${f.where} AND b.qty_on_hand <> 0`;
+    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count ${from}`, f.params);
+    const rows = await this.m.query(
+      `SELECT b.item_id, i.item_no, b.facility_id, b.location_id, b.lot_id, t.lot_no,
+              to_char(t.expiry_date, 'YYYY-MM-DD') AS expiry_date, b.status_id, s.code AS status_code,
+              b.qty_on_hand, b.qty_allocated
+         ${from} ORDER BY i.item_no, l.path, t.lot_no NULLS FIRST, s.code, b.id ${f.page(query)}`,
+      f.params,
+    );
+    return page(
+      rows.map((r: Record<string, string | null>) => ({
+        itemId: r.item_id,
+        itemNo: r.item_no,
+        facilityId: r.facility_id,
+        locationId: r.location_id,
+        lotId: r.lot_id,
+        lotNo: r.lot_no,
+        expiryDate: r.expiry_date,
+        statusId: r.status_id,
+        statusCode: r.status_code,
+        qtyOnHand: num(r.qty_on_hand),
+        qtyAllocated: num(r.qty_allocated),
+      })),
+      count,
+      query,
+    );
+  }
+
+  /**
+   * Per (item, location): on hand and allocated in Available statuses. With groupBy=facility, per
+   * (item, facility) with open reserved quantity too: qtyAvailable is then available-to-promise.
+   */
+  async availability(query: AvailabilityQuery) {
+    await this.ledger.expireDue();
+    if (query.groupBy === 'facility') {
+      if (query.locationId) throw invalidField('locationId', 'cannot be combined with groupBy=facility');
+      const f = new SqlFilters(this.uow.tenantId, 'p')
+        .add('p.item_id = ?', query.itemId)
+        .add('p.facility_id = ?', query.facilityId)
+        .search(['i.item_no', 'i.name'], query.q);
+      const from = `FROM inventory_positions p
+        JOIN items i ON i.tenant_id = p.tenant_id AND i.id = p.item_id
+        JOIN facilities c ON c.tenant_id = p.tenant_id AND c.id = p.facility_id
+        WHERE ${f.where} AND (p.qty_available_on_hand <> 0 OR p.qty_allocated <> 0 OR p.qty_reserved <> 0)`;
+      const [{ count }] = await this.m.query(`SELECT count(*)::int AS count ${from}`, f.params);
+      const rows = await this.m.query(
+        `SELECT p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved,
+                p.qty_available_on_hand - p.qty_allocated - p.qty_reserved AS atp
+           ${from} ORDER BY i.item_no, c.code, p.item_id, p.facility_id ${f.page(query)}`,
+        f.params,
+      );
+      return page(
+        rows.map((r: Record<string, string>) => ({
+          itemId: r.item_id,
+          facilityId: r.facility_id,
+          qtyOnHand: num(r.qty_available_on_hand),
+          qtyAllocated: num(r.qty_allocated),
+          qtyReserved: num(r.qty_reserved),
+          qtyAvailable: num(r.atp),
+        })),
+        count,
+        query,
+      );
+    }
+    const f = new SqlFilters(this.uow.tenantId, 'b')
+      .add('b.item_id = ?', query.itemId)
+      .add('b.facility_id = ?', query.facilityId)
+      .add('b.location_id = ?', query.locationId)
+      .search(['i.item_no', 'i.name'], query.q);
+    const grouped = `SELECT b.item_id, b.facility_id, b.location_id, i.item_no, l.path,
+           sum(b.qty_on_hand) AS on_hand, sum(b.qty_allocated) AS allocated,
+           sum(b.qty_on_hand) - sum(b.qty_allocated) AS available
+        FROM balances b
+        JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
+        JOIN items i ON i.tenant_id = b.tenant_id AND i.id = b.item_id
+        JOIN locations l ON l.tenant_id = b.tenant_id AND l.id = b.location_id
+       WHERE ${f.where}
+       GROUP BY b.item_id, b.facility_id, b.location_id, i.item_no, l.path
+      HAVING sum(b.qty_on_hand) <> 0`;
+    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count FROM (${grouped}) g`, f.params);
+    const rows = await this.m.query(`${grouped} ORDER BY i.item_no, l.path, b.item_id, b.location_id ${f.page(query)}`, f.params);
+    return page(
+      rows.map((r: Record<string, string>) => ({
+        itemId: r.item_id,
+        facilityId: r.facility_id,
+        locationId: r.location_id,
+        qtyOnHand: num(r.on_hand),
+        qtyAllocated: num(r.allocated),
+        qtyAvailable: num(r.available),
+      })),
+      count,
+      query,
+    );
+  }
+
+  /** Newest first (postedAt, then id). Filters select transactions; each includes all its lines. */
+  async transactions(query: TransactionQuery) {
+    const f = new SqlFilters(this.uow.tenantId, 't')
+      .add('t.type = ?', query.type)
+      .add('t.source_id = ?', query.sourceId)
+      .add('t.posted_at >= ?', query.from && new Date(query.from))
+      .add('t.posted_at < ?', query.to && new Date(query.to))
+      .search(['t.txn_no', 't.reason'], query.q);
+    // Line filters select the transactions with a line matching all of them; each row still carries all its lines.
+    const line = (
+      [['l.item_id = ?', query.itemId], ['l.facility_id = ?', query.facilityId], ['l.location_id = ?', query.locationId]] as const
+    ).filter(([, value]) => value);
+    if (line.length)
+      f.addEach(
+        `EXISTS (SELECT 1 FROM ledger_lines l WHERE l.tenant_id = t.tenant_id AND l.transaction_id = t.id AND ${line.map(([c]) => c).join(' AND ')})`,
+        line.map(([, value]) => value),
+      );
+    const from = `FROM ledger_transactions t WHERE ${f.where}`;
+    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count ${from}`, f.params);
+    const headers: TransactionRow[] = await this.m.query(
+      `SELECT t.* ${from} ORDER BY t.posted_at DESC, t.id DESC ${f.page(query)}`,
+      f.params,
+    );
+    const lines = await this.lines(headers.map((h) => h.id));
+    return page(headers.map((h) => transactionView(h, lines.filter((l) => l.transaction_id === h.id))), count, query);
+  }
+
+  async transaction(id: string) {
+    const [header]: TransactionRow[] = await this.m.query(
+      `SELECT * FROM ledger_transactions WHERE tenant_id = $1 AND id = $2`,
+      [this.uow.tenantId, id],
+    );
+    if (!header) throw notFound('Transaction');
+    return transactionView(header, await this.lines([id]));
+  }
+
+  private lines(transactionIds: string[]): Promise<LineRow[]> {
+    if (!transactionIds.length) return Promise.resolve([]);
+    return this.m.query(
+      `SELECT transaction_id, line_no, item_id, location_id, lot_id, status_id, qty_delta FROM ledger_lines
+        WHERE tenant_id = $1 AND transaction_id = ANY($2::uuid[]) ORDER BY transaction_id, line_no`,
+      [this.uow.tenantId, transactionIds],
+    );
+  }
+
+  /** Newest first. */
+  async lots(query: LotQuery) {
+    const f = new SqlFilters(this.uow.tenantId).add('item_id = ?', query.itemId).search(['lot_no'], query.q);
+    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count FROM lots WHERE ${f.where}`, f.params);
+    const rows = await this.m.query(
+      `SELECT id, item_id, lot_no, to_char(expiry_date, 'YYYY-MM-DD') AS expiry_date FROM lots
+        WHERE ${f.where} ORDER BY created_at DESC, id DESC ${f.page(query)}`,
+      f.params,
+    );
+    return page(
+      rows.map((r: Record<string, string>) => ({ id: r.id, itemId: r.item_id, lotNo: r.lot_no, expiryDate: r.expiry_date })),
+      count,
+      query,
+    );
+  }
+
+  /** Ordered by serial number. */
+  async serials(query: SerialQuery) {
+    const f = new SqlFilters(this.uow.tenantId)
+      .add('item_id = ?', query.itemId)
+      .add('location_id = ?', query.locationId)
+      .add('in_stock = ?', query.inStock)
+      .search(['serial_no'], query.q);
+    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count FROM serials WHERE ${f.where}`, f.params);
+    const rows = await this.m.query(
+      `SELECT id, item_id, serial_no, lot_id, location_id, status_id, in_stock FROM serials
+        WHERE ${f.where} ORDER BY serial_no, id ${f.page(query)}`,
+      f.params,
+    );
+    return page(
+      rows.map((r: Record<string, string | boolean>) => ({
+        id: r.id, itemId: r.item_id, serialNo: r.serial_no, lotId: r.lot_id, locationId: r.location_id, statusId: r.status_id, inStock: r.in_stock,
+      })),
+      count,
+      query,
+    );
+  }
+}

@@ -1,0 +1,56 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { newTenant, startApp, testDatabaseUrl, TestContext } from '../support/app';
+import { DIST_DIR } from '../support/dist';
+import { adjust, inventoryFixture } from './fixtures';
+
+/** `npm run ledger:verify` finds drift by SQL, names the rows, and exits non-zero. */
+describe('ledger:verify', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await startApp();
+  });
+  afterAll(() => ctx.close());
+
+  const verify = (tenantId: string) =>
+    spawnSync(process.execPath, [join(DIST_DIR, 'inventory/ledger/verify-cli.js'), '--tenant', tenantId], {
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: testDatabaseUrl() },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+
+  it('passes on a consistent ledger and fails, naming the rows, on drift', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
+    await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 2 }).expect(201);
+
+    const clean = verify(t.tenantId);
+    expect(clean.stdout).toContain('ledger consistent');
+    expect(clean.status).toBe(0);
+
+    // Drift a balance away from its ledger lines (as the superuser, below the service).
+    await ctx.db.query(`UPDATE balances SET qty_on_hand = qty_on_hand + 1 WHERE tenant_id = $1`, [t.tenantId]);
+    const drifted = verify(t.tenantId);
+    expect(drifted.status).toBe(1);
+    expect(drifted.stdout).toMatch(/FAIL balance_equals_ledger/);
+    expect(drifted.stdout).toContain(f.item.id);
+    expect(drifted.stdout).toMatch(/FAIL position_matches_balances_and_holds/);
+
+    await ctx.db.query(`UPDATE balances SET qty_on_hand = qty_on_hand - 1 WHERE tenant_id = $1`, [t.tenantId]);
+    await ctx.db.query(`UPDATE inventory_positions SET qty_reserved = qty_reserved + 1 WHERE tenant_id = $1`, [t.tenantId]);
+    const reserved = verify(t.tenantId);
+    expect(reserved.status).toBe(1);
+    expect(reserved.stdout).not.toMatch(/FAIL balance_equals_ledger/);
+    expect(reserved.stdout).toMatch(/FAIL position_matches_balances_and_holds/);
+
+    await ctx.db.query(`UPDATE inventory_positions SET qty_reserved = qty_reserved - 1 WHERE tenant_id = $1`, [t.tenantId]);
+    expect(verify(t.tenantId).status).toBe(0);
+  });
+
+  it('refuses a malformed tenant argument', () => {
+    const res = verify('not-a-uuid');
+    expect(res.status).toBe(2);
+    expect(res.stderr).toContain('usage: ledger:verify');
+  });
+});

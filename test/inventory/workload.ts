@@ -1,0 +1,76 @@
+import type { Response } from 'supertest';
+import type { inventoryFixture } from './fixtures';
+
+type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;
+
+/** What a workload needs of a client: the tenant's post (possibly against different service processes). */
+export interface Client {
+  post(url: string, body?: object): PromiseLike<Response>;
+}
+
+/** `{201: 25, 409: 15}` */
+export function statusCounts(responses: Array<{ status: number }>): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const r of responses) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  return counts;
+}
+
+/** A small deterministic PRNG (mulberry32), so a failing run can be replayed. */
+function prng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Rounds of parallel requests on a few hot items: adjustments in and out, reservations, allocations,
+ * releases and fulfilments, spread over the given clients. Conflicts (409) are expected; server
+ * errors are collected for the caller to assert there are none.
+ */
+export async function mixedWorkload(clients: Client[], f: Fixture, opts: { rounds: number; perRound: number; seed?: number }) {
+  const random = prng(opts.seed ?? 20261122);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)];
+  const qty = () => 1 + Math.floor(random() * 4);
+  const reservations: string[] = [];
+  const serverErrors: Array<{ op: string; status: number; body: unknown }> = [];
+  let succeeded = 0;
+  let sent = 0;
+
+  // Some stock to fight over.
+  for (const item of f.items) {
+    for (const location of f.locations) {
+      await clients[0].post('/v1/inventory/adjustments', { itemId: item.id, locationId: location.id, qtyDelta: 20, reason: 'seed' });
+    }
+  }
+
+  for (let round = 0; round < opts.rounds; round++) {
+    const ops: Array<{ op: string; run: () => PromiseLike<Response> }> = [];
+    for (let i = 0; i < opts.perRound; i++) {
+      const client = clients[sent++ % clients.length];
+      const item = pick(f.items);
+      const location = pick(f.locations);
+      const r = random();
+      if (r < 0.2) {
+        ops.push({ op: 'adjust+', run: () => client.post('/v1/inventory/adjustments', { itemId: item.id, locationId: location.id, qtyDelta: qty(), reason: 'in' }) });
+      } else if (r < 0.45) {
+        ops.push({ op: 'adjust-', run: () => client.post('/v1/inventory/adjustments', { itemId: item.id, locationId: location.id, qtyDelta: -qty(), reason: 'out' }) });
+      } else if (r < 0.7 || !reservations.length) {
+        ops.push({ op: 'reserve', run: () => client.post('/v1/inventory/reservations', { itemId: item.id, facilityId: f.facility.id, qty: qty() }) });
+      } else {
+        const id = pick(reservations);
+        const action = pick(['allocate', 'allocate', 'fulfill', 'release', 'cancel']);
+        ops.push({ op: action, run: () => client.post(`/v1/inventory/reservations/${id}/${action}`) });
+      }
+    }
+    const results = await Promise.all(ops.map((o) => o.run()));
+    results.forEach((res, i) => {
+      if (res.status >= 500) serverErrors.push({ op: ops[i].op, status: res.status, body: res.body });
+      if (res.status < 300) succeeded++;
+      if (ops[i].op === 'reserve' && res.status === 201) reservations.push(res.body.data.id);
+    });
+  }
+  return { succeeded, serverErrors };
+}

@@ -1,0 +1,215 @@
+import type * as FilterModule from '../../src/common/exception.filter';
+import { fromDist } from '../support/dist';
+import { newTenant, startApp, Tenant, TestContext } from '../support/app';
+
+const { toErrorBody } = fromDist<typeof FilterModule>('common/exception.filter');
+
+/** Nothing internal in an error body: no stack frames, SQL, driver or file names. */
+function expectNothingInternal(body: unknown): void {
+  const text = JSON.stringify(body);
+  expect(text).not.toMatch(/\bat .+\(.+:\d+:\d+\)|\.(ts|js):\d+|node_modules/);
+  expect(text).not.toMatch(/\b(SELECT|INSERT|UPDATE|DELETE)\b.+\b(FROM|INTO|SET)\b/i);
+  expect(text).not.toMatch(/QueryFailedError|SQLSTATE|stack|pg_|relation "/i);
+}
+
+describe('errors and request conventions (CONTRACT §1, §2)', () => {
+  let ctx: TestContext;
+  let t: Tenant;
+  beforeAll(async () => {
+    ctx = await startApp();
+    t = await newTenant(ctx);
+  });
+  afterAll(() => ctx.close());
+
+  describe('unknown routes → 404 not_found', () => {
+    it.each(['/nope', '/v1/nope', '/v1/uoms/extra/segments', '/v2/uoms'])('%s, without a token', async (url) => {
+      const res = await ctx.http.get(url).expect(404);
+      expect(res.body).toEqual({ error: 'not_found', message: expect.stringMatching(/not found/i), status: 404 });
+      expect(res.headers['content-type']).toMatch(/application\/json/);
+    });
+
+    it('with a token, and for other methods', async () => {
+      const get = await t.get('/v1/nope').expect(404);
+      expect(get.body).toEqual({ error: 'not_found', message: 'Route GET /v1/nope not found', status: 404 });
+      const del = await ctx.http.delete('/v1/uoms').set(t.auth).expect(404);
+      expect(del.body).toMatchObject({ error: 'not_found', status: 404 });
+    });
+  });
+
+  describe('bodies', () => {
+    it('malformed JSON → 400 bad_request', async () => {
+      const res = await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'application/json').send('{"code": "X",').expect(400);
+      expect(res.body).toEqual({ error: 'bad_request', message: expect.any(String), status: 400 });
+      expectNothingInternal(res.body);
+    });
+
+    it('malformed JSON is refused before authentication too (same body shape)', async () => {
+      const res = await ctx.http.post('/v1/uoms').set('Content-Type', 'application/json').send('{oops').expect(400);
+      expect(res.body).toMatchObject({ error: 'bad_request', status: 400 });
+    });
+
+    it('a text/plain body on POST → 400 bad_request, nothing created', async () => {
+      const res = await ctx.http
+        .post('/v1/uoms')
+        .set(t.auth)
+        .set('Content-Type', 'text/plain')
+        .send(JSON.stringify({ code: 'TXT', name: 'Text', decimals: 0 }))
+        .expect(400);
+      expect(res.body).toEqual({ error: 'bad_request', message: expect.stringMatching(/JSON/), status: 400 });
+      expect(await ctx.db.query(`SELECT 1 FROM uoms WHERE tenant_id = $1 AND code = 'TXT'`, [t.tenantId])).toHaveLength(0);
+    });
+
+    it('a form-encoded body → 400 bad_request', async () => {
+      const res = await ctx.http.post('/v1/uoms').set(t.auth).type('form').send('code=FRM&name=Form&decimals=0').expect(400);
+      expect(res.body.error).toBe('bad_request');
+    });
+
+    it('application/json with a charset is accepted', async () => {
+      await ctx.http
+        .post('/v1/uoms')
+        .set(t.auth)
+        .set('Content-Type', 'application/json; charset=utf-8')
+        .send(JSON.stringify({ code: 'UTF', name: 'Charset', decimals: 0 }))
+        .expect(201);
+    });
+
+    it('a body over 1 MiB → 413 payload_too_large', async () => {
+      const big = JSON.stringify({ code: 'BIG', name: 'x'.repeat(1024 * 1024), decimals: 0 });
+      const res = await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'application/json').send(big).expect(413);
+      expect(res.body).toEqual({ error: 'payload_too_large', message: expect.any(String), status: 413 });
+    });
+
+    it('a body just under 1 MiB is parsed (then validated)', async () => {
+      const body = JSON.stringify({ code: 'BIG', name: 'x'.repeat(1000 * 1000), decimals: 0 });
+      const res = await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'application/json').send(body).expect(400);
+      expect(res.body).toMatchObject({ error: 'validation_failed', details: [{ field: 'name', message: expect.any(String) }] });
+    });
+
+    it('an unknown body field → 400 validation_failed with details', async () => {
+      const res = await t.post('/v1/uoms', { code: 'UNK', name: 'Unknown', decimals: 0, colour: 'red' }).expect(400);
+      expect(res.body).toEqual({
+        error: 'validation_failed',
+        message: expect.stringContaining('colour'),
+        status: 400,
+        details: [{ field: 'colour', message: 'is not an allowed field' }],
+      });
+    });
+
+    it('several problems are all listed', async () => {
+      const res = await t.post('/v1/uoms', { code: '', decimals: 'two' }).expect(400);
+      const fields = res.body.details.map((d: { field: string }) => d.field);
+      expect(fields).toEqual(expect.arrayContaining(['code', 'name', 'decimals']));
+    });
+
+    it('a JSON array or a bare value as the body → 400 validation_failed', async () => {
+      const arr = await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'application/json').send('[]').expect(400);
+      expect(arr.body.error).toBe('validation_failed');
+    });
+
+    it('an empty POST body → 400 validation_failed naming the required fields', async () => {
+      const res = await ctx.http.post('/v1/uoms').set(t.auth).expect(400);
+      expect(res.body.error).toBe('validation_failed');
+      expect(res.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['code', 'name', 'decimals']));
+    });
+
+    it('a NUL character (which PostgreSQL cannot store) → 400 validation_failed, not a 500', async () => {
+      const res = await t.post('/v1/uoms', { code: 'NUL', name: 'bad\u0000name', decimals: 0 }).expect(400);
+      expect(res.body).toMatchObject({ error: 'validation_failed', status: 400 });
+      expectNothingInternal(res.body);
+    });
+  });
+
+  describe('X-Request-Id', () => {
+    it('is echoed when sent', async () => {
+      const res = await t.get('/v1/uoms').set('X-Request-Id', 'trace-abc.123:x').expect(200);
+      expect(res.headers['x-request-id']).toBe('trace-abc.123:x');
+    });
+
+    it('is generated when absent or unusable, also on errors', async () => {
+      const a = await t.get('/v1/uoms').expect(200);
+      const b = await t.get('/v1/uoms').expect(200);
+      expect(a.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(b.headers['x-request-id']).not.toBe(a.headers['x-request-id']);
+      const bad = await ctx.http.get('/v1/uoms').set('X-Request-Id', 'x'.repeat(500)).expect(401);
+      expect(bad.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      const notFound = await ctx.http.get('/nope').set('X-Request-Id', 'rid-404').expect(404);
+      expect(notFound.headers['x-request-id']).toBe('rid-404');
+    });
+  });
+
+  describe('internals never reach the client', () => {
+    it('a database error the service did not expect → 500 internal_error, generic message', () => {
+      const err = Object.assign(new Error('syntax error at or near "SELEC"'), {
+        code: '42601',
+        query: 'SELEC * FROM uoms WHERE tenant_id = $1',
+        stack: 'QueryFailedError: syntax error\n    at PostgresQueryRunner.query (node_modules/typeorm/x.js:1:2)',
+      });
+      const body = toErrorBody(err);
+      expect(body).toEqual({ error: 'internal_error', message: 'Internal server error', status: 500 });
+      expect(toErrorBody(new TypeError("Cannot read properties of undefined (reading 'id')"))).toEqual(body);
+    });
+
+    it('a unique violation names the fields, not the SQL or constraint', async () => {
+      await t.post('/v1/uoms', { code: 'DUP', name: 'One', decimals: 0 }).expect(201);
+      const res = await t.post('/v1/uoms', { code: 'DUP', name: 'Two', decimals: 0 }).expect(409);
+      expect(res.body).toEqual({ error: 'duplicate', message: 'A record with the same code already exists', status: 409 });
+      expectNothingInternal(res.body);
+    });
+
+    it('every error body above has only error, message, status (and details)', async () => {
+      const bodies = [
+        (await ctx.http.get('/v1/uoms').expect(401)).body,
+        (await newTenant(ctx, []).then((x) => x.get('/v1/uoms'))).body,
+        (await t.get('/v1/uoms?limit=0')).body,
+        (await t.get('/nope')).body,
+      ];
+      for (const body of bodies) {
+        expect(Object.keys(body).sort()).toEqual(expect.arrayContaining(['error', 'message', 'status']));
+        expect(Object.keys(body).filter((k) => !['error', 'message', 'status', 'details'].includes(k))).toEqual([]);
+        expectNothingInternal(body);
+      }
+    });
+  });
+
+  describe('list paging (CONTRACT §1)', () => {
+    it.each([
+      ['limit=0', 'limit'],
+      ['limit=501', 'limit'],
+      ['limit=-1', 'limit'],
+      ['limit=abc', 'limit'],
+      ['limit=1.5', 'limit'],
+      ['limit=', 'limit'],
+      ['offset=-1', 'offset'],
+      ['offset=abc', 'offset'],
+      ['limit=10&limit=20', 'limit'],
+    ])('%s → 400 validation_failed naming %s', async (query, field) => {
+      const res = await t.get(`/v1/uoms?${query}`).expect(400);
+      expect(res.body).toMatchObject({ error: 'validation_failed', status: 400 });
+      expect(res.body.details.map((d: { field: string }) => d.field)).toContain(field);
+    });
+
+    it('defaults to limit 50, offset 0', async () => {
+      const res = await t.get('/v1/uoms').expect(200);
+      expect(res.body).toMatchObject({ limit: 50, offset: 0, count: expect.any(Number) });
+      expect(res.body.data.length).toBe(res.body.count);
+    });
+
+    it('pages with limit and offset over a stable order, count is the total', async () => {
+      const all = (await t.get('/v1/uoms?limit=500').expect(200)).body;
+      expect(all.limit).toBe(500);
+      const first = (await t.get('/v1/uoms?limit=3&offset=0').expect(200)).body;
+      const second = (await t.get('/v1/uoms?limit=3&offset=3').expect(200)).body;
+      expect(first).toMatchObject({ limit: 3, offset: 0, count: all.count });
+      expect(second).toMatchObject({ limit: 3, offset: 3, count: all.count });
+      expect([...first.data, ...second.data]).toEqual(all.data.slice(0, 6));
+      const past = (await t.get(`/v1/uoms?offset=${all.count}`).expect(200)).body;
+      expect(past).toMatchObject({ data: [], count: all.count });
+    });
+
+    it('ignores unknown query parameters', async () => {
+      const res = await t.get('/v1/uoms?foo=bar&sort=evil&limit=2').expect(200);
+      expect(res.body).toMatchObject({ limit: 2, offset: 0 });
+      expect(res.body.data).toHaveLength(2);
+    });
+  });
+});

@@ -1,0 +1,48 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import request from 'supertest';
+import { DIST_DIR } from './dist';
+import { freePort } from './ports';
+
+export interface ServiceProcess {
+  url: string;
+  http: ReturnType<typeof request>;
+  stop(): Promise<void>;
+}
+
+/** Starts the compiled service (`node dist/main.js`) as its own OS process and waits until it listens. */
+export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, [join(DIST_DIR, 'main.js')], {
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start within 30 s:\n${output}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('listening on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code}:\n${output}`));
+    });
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    http: request(url),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
