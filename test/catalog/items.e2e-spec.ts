@@ -396,7 +396,7 @@ describe('Items', () => {
       expect(free.body.data).toMatchObject({ itemNo: 'LEDGER-2', lotTracking: 'required', version: 2 });
       await t.patch(`/v1/items/${item.id}`, { lotTracking: 'none' }).expect(200);
 
-      await postReceiptBySql(t.tenantId, item.id, facility.id, location.id);
+      await t.post('/v1/inventory/adjustments', { itemId: item.id, locationId: location.id, qtyDelta: 5, reason: 'first stock' }).expect(201);
 
       for (const change of [
         { itemNo: 'LEDGER-3' },
@@ -413,32 +413,6 @@ describe('Items', () => {
       const ok = await t.patch(`/v1/items/${item.id}`, { itemNo: 'LEDGER-2', lotTracking: 'none', name: 'renamed', isActive: false }).expect(200);
       expect(ok.body.data).toMatchObject({ itemNo: 'LEDGER-2', name: 'renamed', isActive: false, version: 4 });
     });
-
-    /** One receipt of 5 units, written the way the ledger writes it (inventory HTTP routes are another module's). */
-    async function postReceiptBySql(tenantId: string, itemId: string, facilityId: string, locationId: string) {
-      const [status] = await ctx.db.query(`SELECT id FROM stock_statuses WHERE tenant_id = $1 AND code = 'AVAILABLE'`, [tenantId]);
-      const txnId = randomUUID();
-      await ctx.db.transaction(async (m) => {
-        await m.query(`INSERT INTO document_sequences (tenant_id, prefix, last_value) VALUES ($1, 'TX', 1)`, [tenantId]);
-        await m.query(
-          `INSERT INTO ledger_transactions (tenant_id, id, txn_no, type, posted_by, reason) VALUES ($1, $2, 'TX-000001', 'adjustment', 'test', 'test')`,
-          [tenantId, txnId],
-        );
-        await m.query(
-          `INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, status_id, qty_delta)
-           VALUES ($1, $2, 1, $3, $4, $5, $6, 5)`,
-          [tenantId, txnId, itemId, facilityId, locationId, status.id],
-        );
-        await m.query(
-          `INSERT INTO balances (tenant_id, item_id, facility_id, location_id, status_id, qty_on_hand) VALUES ($1, $2, $3, $4, $5, 5)`,
-          [tenantId, itemId, facilityId, locationId, status.id],
-        );
-        await m.query(
-          `INSERT INTO inventory_positions (tenant_id, item_id, facility_id, qty_available_on_hand) VALUES ($1, $2, $3, 5)`,
-          [tenantId, itemId, facilityId],
-        );
-      });
-    }
   });
 
   describe('list', () => {
