@@ -13,6 +13,15 @@ export interface DocumentRow {
   updated_at: Date;
 }
 
+/** The audit fields of a document's response: version, who created and last changed it, when. */
+export const auditView = (r: Pick<DocumentRow, 'version' | 'created_by' | 'updated_by' | 'created_at' | 'updated_at'>) => ({
+  version: r.version,
+  createdBy: r.created_by,
+  updatedBy: r.updated_by,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
 export interface LockOptions<T> {
   /** e.g. 'Transfer order', for 404 and 409 messages. */
   what: string;

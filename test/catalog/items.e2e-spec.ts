@@ -504,6 +504,15 @@ describe('Items', () => {
       await b.patch(`/v1/items/${item.id}`, { name: 'stolen' }).expect(404);
       expect((await b.get('/v1/items').expect(200)).body).toMatchObject({ data: [], count: 0 });
       expect((await b.get('/v1/items?q=SECRET').expect(200)).body.count).toBe(0);
+      // The search function applies the tenant policy itself: another tenant, or none, finds nothing.
+      const searchAs = (tenantId: string | null) =>
+        ctx.db.transaction(async (m) => {
+          await m.query(`SELECT set_config('role', 'inventory_app', true), set_config('app.tenant_id', $1, true)`, [tenantId ?? '']);
+          return (await m.query(`SELECT id FROM item_search('%SECRET%')`)).map((r: { id: string }) => r.id);
+        });
+      expect(await searchAs(a.tenantId)).toEqual([item.id]);
+      expect(await searchAs(b.tenantId)).toEqual([]);
+      expect(await searchAs(null)).toEqual([]);
 
       const foreignBase = await b.post('/v1/items', { itemNo: 'B1', name: 'b', baseUomId: uomA.EA }).expect(404);
       expect(foreignBase.body.details).toEqual([{ field: 'baseUomId', message: 'not found' }]);

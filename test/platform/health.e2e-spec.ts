@@ -40,6 +40,13 @@ async function eventually(probe: () => Promise<boolean>, ms: number): Promise<bo
   return probe();
 }
 
+const timers = new Map<number, string>();
+Error.stackTraceLimit = 60;
+const ah = require('node:async_hooks');
+ah.createHook({
+  init(id: number, type: string) { if (type === 'Timeout') timers.set(id, new Error().stack ?? ''); },
+  destroy(id: number) { timers.delete(id); },
+}).enable();
 describe('database outage (CONTRACT §2: 503, recovers by itself)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'inventory-outage-pg-'));
   let port: number;
@@ -55,6 +62,10 @@ describe('database outage (CONTRACT §2: 503, recovers by itself)', () => {
     await ctx?.close();
     await db?.stop();
     rmSync(dir, { recursive: true, force: true });
+    await new Promise((r) => setTimeout(r, 4000));
+    require('fs').writeFileSync('/tmp/ps.txt', require('child_process').execSync('ps -ef | grep -i postgres | grep -v grep').toString());
+    const hs = (process as any)._getActiveHandles(); require('fs').writeFileSync('/tmp/res.txt', JSON.stringify(process.getActiveResourcesInfo()) + [...timers.values()].join('\n-----\n'));
+    require('fs').writeFileSync('/tmp/handles.txt', hs.map((h: any) => h.constructor.name + ' ' + (h.remoteAddress ?? '') + ':' + (h.remotePort ?? '') + ' ' + (h.localPort ?? '') + ' ' + (h.spawnfile ?? '') + (h._idleTimeout ?? '') + ' fd=' + (h._handle?.fd ?? h.fd ?? '') + ' destroyed=' + h.destroyed + ' readable=' + h.readable).join('\n'));
   });
 
   it('answers 503 while the database is down and recovers when it is back', async () => {

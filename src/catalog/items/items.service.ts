@@ -41,8 +41,8 @@ export class ItemsService {
       .where('i.tenantId = :tenantId', { tenantId: this.uow.tenantId })
       .orderBy('i.createdAt', 'DESC')
       .addOrderBy('i.id', 'DESC');
-    // Plain ILIKE on each column, so the trigram indexes on name and item_no serve it.
-    if (query.q) qb.andWhere('(i.name ILIKE :q OR i.itemNo ILIKE :q)', { q: likePattern(query.q) });
+    // item_search() runs the ILIKE where the trigram indexes can serve it (migration ItemSearch explains why).
+    if (query.q) qb.andWhere('i.id IN (SELECT id FROM item_search(:q))', { q: likePattern(query.q) });
     if (query.itemKind) qb.andWhere('i.itemKind = :itemKind', { itemKind: query.itemKind });
     if (query.isActive !== undefined) qb.andWhere('i.isActive = :isActive', { isActive: query.isActive });
     const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();

@@ -6,7 +6,7 @@ import { invalidField, invalidState, notFound } from '../../common/errors';
 import { page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { DocumentRow, lockDocument, touchDocument } from '../documents';
+import { auditView, DocumentRow, lockDocument, touchDocument } from '../documents';
 import { balanceKey, LedgerService } from '../ledger/ledger.service';
 import { PostingLine } from '../ledger/posting';
 import { qty as toQty, sql } from '../ledger/quantity';
@@ -53,11 +53,7 @@ const sessionView = (s: SessionRow, lines: CountLineRow[]) => ({
     systemQty: nullableNum(l.system_qty),
     varianceQty: nullableNum(l.variance_qty),
   })),
-  version: s.version,
-  createdBy: s.created_by,
-  updatedBy: s.updated_by,
-  createdAt: s.created_at,
-  updatedAt: s.updated_at,
+  ...auditView(s),
 });
 export type CountSessionView = ReturnType<typeof sessionView>;
 

@@ -1,3 +1,4 @@
+import { auditView } from '../documents';
 import { num } from './quantity';
 
 export interface TransactionRow {
@@ -98,10 +99,6 @@ export const reservationView = (r: ReservationRow, allocations: AllocationRow[])
   expiresAt: r.expires_at,
   notes: r.notes,
   allocations: allocations.filter((a) => a.status === 'active').map(allocationView),
-  version: r.version,
-  createdBy: r.created_by,
-  updatedBy: r.updated_by,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
+  ...auditView(r),
 });
 export type ReservationView = ReturnType<typeof reservationView>;

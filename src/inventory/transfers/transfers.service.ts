@@ -6,7 +6,7 @@ import { invalidField, notFound, unknownReference, validationFailed } from '../.
 import { page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { DocumentRow, lockDocument, touchDocument } from '../documents';
+import { auditView, DocumentRow, lockDocument, touchDocument } from '../documents';
 import { LedgerService } from '../ledger/ledger.service';
 import { PostingLine } from '../ledger/posting';
 import { num, qty as toQty, sql } from '../ledger/quantity';
@@ -67,11 +67,7 @@ const transferView = (t: TransferRow, lines: TransferLineRow[]) => ({
   })),
   shippedAt: t.shipped_at,
   receivedAt: t.received_at,
-  version: t.version,
-  createdBy: t.created_by,
-  updatedBy: t.updated_by,
-  createdAt: t.created_at,
-  updatedAt: t.updated_at,
+  ...auditView(t),
 });
 export type TransferView = ReturnType<typeof transferView>;
 
