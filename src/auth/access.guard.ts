@@ -1,22 +1,12 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthGuard } from '@nestjs/passport';
+import type { Request, Response } from 'express';
 import { ClsService } from 'nestjs-cls';
 import { Settings } from '../config/settings';
 import { AppError } from '../common/errors';
 import { Principal } from '../tenancy/request-context';
 import { PERMISSIONS_KEY, PUBLIC_KEY } from './decorators';
-
-class JwtAuthGuard extends AuthGuard('jwt') {
-  handleRequest<T>(err: unknown, user: T, info: unknown): T {
-    if (err instanceof AppError) throw err;
-    if (err || !user) {
-      const reason = info instanceof Error ? info.message : err instanceof Error ? err.message : 'invalid token';
-      throw new AppError(401, 'unauthorized', /no auth token/i.test(reason) ? 'Missing bearer token' : `Invalid token: ${reason}`);
-    }
-    return user;
-  }
-}
+import { JwtStrategy } from './jwt.strategy';
 
 /**
  * The one global guard. Authenticates (JWT, or the fixed dev principal in AUTH_MODE=dev),
@@ -25,12 +15,12 @@ class JwtAuthGuard extends AuthGuard('jwt') {
  */
 @Injectable()
 export class AccessGuard implements CanActivate {
-  private readonly jwt = new JwtAuthGuard();
-
   constructor(
     private readonly reflector: Reflector,
     private readonly settings: Settings,
     private readonly cls: ClsService,
+    /** Provided in AUTH_MODE=jwt only. */
+    @Optional() private readonly jwt?: JwtStrategy,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
@@ -51,8 +41,9 @@ export class AccessGuard implements CanActivate {
     if (this.settings.AUTH_MODE === 'dev') {
       return { tenantId: this.settings.DEV_TENANT_ID, userId: this.settings.DEV_USER_ID, permissions: ALL_PERMISSIONS };
     }
-    await this.jwt.canActivate(ctx);
-    return ctx.switchToHttp().getRequest<{ user: Principal }>().user;
+    if (!this.jwt) throw new Error('AUTH_MODE=jwt without a JwtStrategy');
+    const http = ctx.switchToHttp();
+    return this.jwt.principalOf(http.getRequest<Request>(), http.getResponse<Response>());
   }
 }
 

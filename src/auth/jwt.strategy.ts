@@ -1,6 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
+import type { Request, Response } from 'express';
 import { passportJwtSecret } from 'jwks-rsa';
+import passport from 'passport';
 import { ExtractJwt, Strategy } from 'passport-jwt';
 import { Settings } from '../config/settings';
 import { AppError } from '../common/errors';
@@ -9,6 +11,9 @@ import { Principal } from '../tenancy/request-context';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const unauthorized = (message: string) => new AppError(401, 'unauthorized', message);
+
+/** Errors of jsonwebtoken: their messages say what is wrong with the token and nothing about the service. */
+const TOKEN_ERRORS = new Set(['JsonWebTokenError', 'TokenExpiredError', 'NotBeforeError']);
 
 /** Turns verified claims into the principal (CONTRACT.md §3). Exported for unit tests. */
 export function principalFromClaims(claims: Record<string, unknown>, namespace: string): Principal {
@@ -51,7 +56,36 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     });
   }
 
+  private readonly logger = new Logger('Auth');
+
   validate(claims: Record<string, unknown>): Principal {
     return principalFromClaims(claims, this.settings.CLAIM_NAMESPACE);
+  }
+
+  /**
+   * Verifies the request's bearer token with this very instance, not with the strategy passport's global
+   * registry holds under 'jwt': with several apps in one process (tests), that is the last one created.
+   * passport binds its per-request callbacks onto the strategy object, hence one derived object per request.
+   */
+  principalOf(req: Request, res: Response): Promise<Principal> {
+    return new Promise((resolve, reject) => {
+      const strategy = Object.create(this) as JwtStrategy;
+      passport.authenticate(strategy, { session: false }, (err: unknown, user: Principal | false, info: unknown) => {
+        if (err instanceof AppError) return reject(err);
+        if (err || !user) return reject(unauthorized(this.reason(info instanceof Error ? info : err instanceof Error ? err : undefined)));
+        resolve(user);
+      })(req, res, reject);
+    });
+  }
+
+  private reason(e: Error | undefined): string {
+    if (!e) return 'Invalid token';
+    if (/no auth token/i.test(e.message)) return 'Missing bearer token';
+    // no key for the token's kid and alg (unknown kid, alg none, HS*): jsonwebtoken only says it got no key
+    if (/secret or public key must be provided/.test(e.message)) return 'Invalid token: not signed by a known key with an accepted algorithm';
+    if (TOKEN_ERRORS.has(e.name)) return `Invalid token: ${e.message}`;
+    // the IdP's keys could not be fetched (network, rate limit): logged, and the client is not told where the IdP is
+    this.logger.warn(`token not verifiable: ${e.name}: ${e.message}`);
+    return 'Invalid token: it could not be verified';
   }
 }

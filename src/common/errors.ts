@@ -60,7 +60,7 @@ export const versionConflict = (current: number) =>
 /**
  * Runs `write`, turning a unique violation of one of the named constraints into 409 duplicate with the
  * given message. Needed because under row-level security Postgres leaves the key values out of the
- * error, so the generic mapping can only say "a record with the same unique key already exists".
+ * error, so the generic mapping can only name the key's columns ("a record with the same code already exists").
  */
 export async function withDuplicateMessages<T>(messages: Record<string, string>, write: () => Promise<T>): Promise<T> {
   try {

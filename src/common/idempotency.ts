@@ -9,7 +9,7 @@ export const IDEMPOTENCY_TTL_HOURS = 24;
 export const IDEMPOTENCY_DESCRIPTION =
   `Optional, 1..${IDEMPOTENCY_KEY_MAX_LENGTH} characters, per tenant, kept ${IDEMPOTENCY_TTL_HOURS} h. ` +
   'The first successful request with a key stores its response in the same transaction as its effect; ' +
-  'a repeat with the same method, path and body returns that stored status and body without executing again ' +
+  'a repeat with the same method, path (with query) and body returns that stored status and body without executing again ' +
   '(header `Idempotent-Replayed: true`); the same key with a different request is 409 `idempotency_conflict`. ' +
   'A request that fails is rolled back with its key, so retrying it executes it again.';
 

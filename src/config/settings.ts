@@ -100,7 +100,8 @@ export class SettingsError extends Error {}
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const known = Object.keys(new Settings());
   const raw: Record<string, string> = {};
-  for (const key of known) if (env[key] !== undefined) raw[key] = env[key] as string;
+  // An empty value (`PORT=` in .env, `${PORT:-}` in compose) means unset: the default applies.
+  for (const key of known) if (env[key] !== undefined && env[key] !== '') raw[key] = env[key] as string;
   const settings = plainToInstance(Settings, raw, { exposeDefaultValues: true });
   const problems = validateSync(settings, { forbidUnknownValues: false }).flatMap((e) =>
     Object.values(e.constraints ?? {}).map((m) => `${e.property}=${JSON.stringify(raw[e.property] ?? '')}: ${m}`),

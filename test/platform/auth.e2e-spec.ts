@@ -43,10 +43,10 @@ describe('authentication and permissions (CONTRACT §3)', () => {
       ['a wrong issuer', async (c) => bearer(await c.idp.token({ permissions: ['catalog:read'], issuer: 'https://evil.example.com/' })), /issuer/i],
       ['a wrong audience', async (c) => bearer(await c.idp.token({ permissions: ['catalog:read'], audience: 'https://other.example.com/api' })), /audience/i],
       ['an audience array without ours', async (c) => bearer(await c.idp.token({ permissions: ['catalog:read'], audience: ['a', 'b'] })), /audience/i],
-      ['alg none', async (c) => bearer(c.idp.algNoneToken({ permissions: ['catalog:read'] })), null],
-      ['HS256 signed with the public key (key confusion)', async (c) => bearer(await c.idp.hs256WithPublicKeyToken({ permissions: ['catalog:read'] })), null],
+      ['alg none', async (c) => bearer(c.idp.algNoneToken({ permissions: ['catalog:read'] })), /algorithm/],
+      ['HS256 signed with the public key (key confusion)', async (c) => bearer(await c.idp.hs256WithPublicKeyToken({ permissions: ['catalog:read'] })), /not signed by a known key/],
       ['a token signed by another key with the real kid', async (c) => bearer(await c.idp.tokenSignedByOtherKey({ permissions: ['catalog:read'] })), /signature/i],
-      ['an unknown kid', async (c) => bearer(await c.idp.token({ permissions: ['catalog:read'], kid: 'unknown-kid' })), null],
+      ['an unknown kid', async (c) => bearer(await c.idp.token({ permissions: ['catalog:read'], kid: 'unknown-kid' })), /not signed by a known key/],
       ['a token without exp', async (c) => bearer(await c.idp.token({ permissions: ['catalog:read'], noExp: true })), /exp/i],
       ['a token without the tenant claim', async (c) => bearer(await c.idp.token({ permissions: ['catalog:read'], tenantId: null })), /tenant/i],
       ['a non-UUID tenant claim', async (c) => bearer(await c.idp.token({ permissions: ['catalog:read'], tenantId: 'acme' })), /tenant/i],
@@ -60,10 +60,49 @@ describe('authentication and permissions (CONTRACT §3)', () => {
       if (message) expect(res.body.message).toMatch(message);
     });
 
+    it('when the IdP cannot be reached, without saying where it is (a second app in the process)', async () => {
+      const other = await startApp();
+      try {
+        // concurrent first requests, all waiting for the one JWKS fetch, each answered as itself
+        const tenants = await Promise.all(Array.from({ length: 8 }, () => newTenant(other, ['catalog:read', 'catalog:write'])));
+        const created = await Promise.all(tenants.map((t, i) => t.post('/v1/uoms', { code: `T${i}`, name: `T${i}`, decimals: 0 })));
+        expect(created.map((r) => r.status)).toEqual(Array(8).fill(201));
+        for (const [i, t] of tenants.entries()) {
+          const [row] = await other.db.query(`SELECT tenant_id FROM uoms WHERE id = $1`, [created[i].body.data.id]);
+          expect(row.tenant_id).toBe(t.tenantId);
+        }
+        expect(other.idp.jwksRequests).toBe(1);
+        // two apps in one process, each verifying with its own IdP
+        await other.http.get('/v1/uoms').set('Authorization', bearer(await other.idp.token({ permissions: ['catalog:read'] }))).expect(200);
+        await getUoms(bearer(await ctx.idp.token({ permissions: ['catalog:read'] }))).expect(200);
+        await getUoms(bearer(await other.idp.token({ permissions: ['catalog:read'] }))).expect(401);
+
+        await other.idp.stop();
+        // its cached key still verifies; a new kid makes it fetch the JWKS again, which fails
+        await other.http.get('/v1/uoms').set('Authorization', bearer(await other.idp.token({ permissions: ['catalog:read'] }))).expect(200);
+        const token = await other.idp.token({ permissions: ['catalog:read'], kid: 'rotated-key' });
+        const res = await other.http.get('/v1/uoms').set('Authorization', bearer(token)).expect(401);
+        expect(res.body).toEqual({ error: 'unauthorized', message: 'Invalid token: it could not be verified', status: 401 });
+      } finally {
+        await other.app.close();
+      }
+    });
+
     it('also on a write, with the same body shape', async () => {
       const res = await ctx.http.post('/v1/uoms').send({ code: 'X', name: 'X', decimals: 0 }).expect(401);
       expect(res.body).toEqual(UNAUTHORIZED);
     });
+  });
+
+  it('keeps concurrent verifications apart (valid and invalid tokens in parallel)', async () => {
+    const good = await ctx.idp.token({ permissions: ['catalog:read'] });
+    const cases = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) =>
+        i % 3 === 0 ? [401, 'Bearer nope'] : i % 3 === 1 ? [401, bearer(await ctx.idp.tokenSignedByOtherKey())] : [200, bearer(good)],
+      ),
+    );
+    const statuses = await Promise.all(cases.map(([, auth]) => getUoms(auth as string).then((r) => r.status)));
+    expect(statuses).toEqual(cases.map(([status]) => status));
   });
 
   describe('accepts', () => {

@@ -10,7 +10,7 @@ import { startApp, testDatabaseUrl, TestContext } from '../support/app';
 const { loadSettings, SettingsError } = fromDist<typeof SettingsModule>('config/settings');
 
 /** Runs the compiled service (`node <dist>/main.js`) with only `env`, in an empty folder (no .env). */
-function runService(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function spawnService(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const cwd = mkdtempSync(join(tmpdir(), 'inventory-devmode-'));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(DIST_DIR, 'main.js')], {
@@ -30,6 +30,25 @@ function runService(env: Record<string, string>): Promise<{ code: number | null;
     });
   });
 }
+
+type Run = Awaited<ReturnType<typeof spawnService>>;
+/** Every run is started when the file loads, so the slow process starts overlap; tests await theirs. */
+const runs = new Map<string, Promise<Run>>();
+const runService = (env: Record<string, string>): Promise<Run> => {
+  const key = JSON.stringify(env);
+  if (!runs.has(key)) runs.set(key, spawnService(env));
+  return runs.get(key)!;
+};
+const JWT_ENV = { IDP_ISSUER_URL: 'https://idp.example.com/', IDP_AUDIENCE: 'api' };
+const DEV_WITH_ISSUER = { AUTH_MODE: 'dev', IDP_ISSUER_URL: 'http://x/' };
+const DEV_IN_PRODUCTION = { AUTH_MODE: 'dev', NODE_ENV: 'production' };
+const BAD_SETTINGS: Array<[string, Record<string, string>]> = [
+  ['PORT', { PORT: 'abc' }],
+  ['IDP_ALGORITHMS', { IDP_ALGORITHMS: 'HS256' }],
+];
+beforeAll(() => {
+  for (const env of [DEV_WITH_ISSUER, DEV_IN_PRODUCTION, ...BAD_SETTINGS.map(([, e]) => ({ ...JWT_ENV, ...e }))]) void runService(env);
+});
 
 describe('AUTH_MODE=dev', () => {
   const devTenant = randomUUID();
@@ -108,7 +127,7 @@ describe('dev mode is refused where it would be unsafe', () => {
   });
 
   it('the compiled service exits non-zero with the reason and never listens', async () => {
-    const run = await runService({ AUTH_MODE: 'dev', IDP_ISSUER_URL: 'http://x/' });
+    const run = await runService(DEV_WITH_ISSUER);
     expect(run.code).not.toBe(0);
     expect(run.code).not.toBeNull(); // exited by itself, not killed by the timeout
     expect(run.stderr).toMatch(/AUTH_MODE=dev is refused while IDP_ISSUER_URL or IDP_AUDIENCE is set/);
@@ -116,7 +135,7 @@ describe('dev mode is refused where it would be unsafe', () => {
   });
 
   it('and so does it in production', async () => {
-    const run = await runService({ AUTH_MODE: 'dev', NODE_ENV: 'production' });
+    const run = await runService(DEV_IN_PRODUCTION);
     expect(run.code).not.toBe(0);
     expect(run.stderr).toMatch(/NODE_ENV=production/);
     expect(run.stdout).not.toMatch(/listening/);
@@ -139,11 +158,14 @@ describe('a bad setting stops startup naming the setting', () => {
     expect(() => loadSettings({ ...jwt, ...env })).toThrow(new RegExp(`^Invalid configuration:[^]*\\b${setting}=`));
   });
 
-  it.each([
-    ['PORT', { PORT: 'abc' }],
-    ['IDP_ALGORITHMS', { IDP_ALGORITHMS: 'HS256' }],
-  ])('%s (%j) in the compiled service', async (setting, env) => {
-    const run = await runService({ IDP_ISSUER_URL: 'https://idp.example.com/', IDP_AUDIENCE: 'api', ...env });
+  it('an empty value means unset: the default applies', () => {
+    const empty = Object.fromEntries(['PORT', 'HOST', 'DB_MIGRATE', 'IDP_ALGORITHMS', 'RATE_LIMIT_PER_MINUTE', 'LOG_LEVEL', 'NODE_ENV', 'AUTH_MODE'].map((k) => [k, '']));
+    const settings = loadSettings({ IDP_ISSUER_URL: 'https://idp.example.com/', IDP_AUDIENCE: 'api', ...empty });
+    expect(settings).toMatchObject({ PORT: 3000, HOST: '0.0.0.0', DB_MIGRATE: true, IDP_ALGORITHMS: ['RS256'], RATE_LIMIT_PER_MINUTE: 6000, AUTH_MODE: 'jwt' });
+  });
+
+  it.each(BAD_SETTINGS)('%s (%j) in the compiled service', async (setting, env) => {
+    const run = await runService({ ...JWT_ENV, ...env });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(new RegExp(`\\b${setting}=`));
     expect(run.stdout).not.toMatch(/listening/);

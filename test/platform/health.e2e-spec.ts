@@ -1,14 +1,11 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EmbeddedDatabase } from '../../src/database/embedded-postgres';
-import type * as EmbeddedPostgresModule from '../../src/database/embedded-postgres';
-import { fromDist } from '../support/dist';
+import { DIST_DIR } from '../support/dist';
 import { freePort } from '../support/ports';
 import { newTenant, startApp, TestContext } from '../support/app';
-
-// Loaded with Node's require: embedded-postgres is an ES module, which jest's loader cannot require on Node 20.
-const { startEmbeddedPostgres } = fromDist<typeof EmbeddedPostgresModule>('database/embedded-postgres');
 
 const HEALTH = {
   service: 'inventory-service',
@@ -30,6 +27,47 @@ describe('GET /health', () => {
   });
 });
 
+/**
+ * A PostgreSQL of its own, run by a child process with the service's startEmbeddedPostgres. Not in the
+ * jest worker: the embedded-postgres package hooks the process's exit and IPC, which keeps a worker alive.
+ * The child stops the database when it gets SIGTERM (the package's exit hook) or loses its stdin.
+ */
+class OutageDatabase {
+  private child?: ChildProcess;
+  url = '';
+
+  constructor(
+    private readonly dir: string,
+    private readonly port: number,
+  ) {}
+
+  async start(): Promise<void> {
+    const script = `
+      const { startEmbeddedPostgres } = require(${JSON.stringify(join(DIST_DIR, 'database', 'embedded-postgres.js'))});
+      process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM')).resume();
+      startEmbeddedPostgres({ dir: ${JSON.stringify(this.dir)}, port: ${this.port}, database: 'inventory_outage', fast: true })
+        .then((db) => process.stdout.write(db.url + '\\n'), (err) => { process.stderr.write(String(err)); process.exit(1); });`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.child = child;
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', () => out.includes('\n') && resolve());
+      child.once('exit', (code) => reject(new Error(`embedded PostgreSQL child exited (${code})`)));
+    });
+    this.url = out.trim();
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
 /** Polls `probe` until it returns true or `ms` pass. */
 async function eventually(probe: () => Promise<boolean>, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
@@ -40,32 +78,20 @@ async function eventually(probe: () => Promise<boolean>, ms: number): Promise<bo
   return probe();
 }
 
-const timers = new Map<number, string>();
-Error.stackTraceLimit = 60;
-const ah = require('node:async_hooks');
-ah.createHook({
-  init(id: number, type: string) { if (type === 'Timeout') timers.set(id, new Error().stack ?? ''); },
-  destroy(id: number) { timers.delete(id); },
-}).enable();
 describe('database outage (CONTRACT §2: 503, recovers by itself)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'inventory-outage-pg-'));
-  let port: number;
-  let db: EmbeddedDatabase | undefined;
+  let db: OutageDatabase;
   let ctx: TestContext;
 
   beforeAll(async () => {
-    port = await freePort();
-    db = await startEmbeddedPostgres({ dir, port, database: 'inventory_outage', fast: true });
+    db = new OutageDatabase(dir, await freePort());
+    await db.start();
     ctx = await startApp({}, db.url);
   }, 60_000);
   afterAll(async () => {
     await ctx?.close();
     await db?.stop();
     rmSync(dir, { recursive: true, force: true });
-    await new Promise((r) => setTimeout(r, 4000));
-    require('fs').writeFileSync('/tmp/ps.txt', require('child_process').execSync('ps -ef | grep -i postgres | grep -v grep').toString());
-    const hs = (process as any)._getActiveHandles(); require('fs').writeFileSync('/tmp/res.txt', JSON.stringify(process.getActiveResourcesInfo()) + [...timers.values()].join('\n-----\n'));
-    require('fs').writeFileSync('/tmp/handles.txt', hs.map((h: any) => h.constructor.name + ' ' + (h.remoteAddress ?? '') + ':' + (h.remotePort ?? '') + ' ' + (h.localPort ?? '') + ' ' + (h.spawnfile ?? '') + (h._idleTimeout ?? '') + ' fd=' + (h._handle?.fd ?? h.fd ?? '') + ' destroyed=' + h.destroyed + ' readable=' + h.readable).join('\n'));
   });
 
   it('answers 503 while the database is down and recovers when it is back', async () => {
@@ -73,8 +99,7 @@ describe('database outage (CONTRACT §2: 503, recovers by itself)', () => {
     await t.get('/v1/uoms').expect(200);
     await ctx.http.get('/health').expect(200);
 
-    await db!.stop();
-    db = undefined;
+    await db.stop();
 
     const health = await ctx.http.get('/health').expect(503);
     expect(health.body).toEqual({ ...HEALTH, status: 'database_unavailable' });
@@ -87,7 +112,7 @@ describe('database outage (CONTRACT §2: 503, recovers by itself)', () => {
     expect((await fresh.get('/v1/uoms').expect(503)).body).toEqual(down);
     expect(JSON.stringify(read.body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|postgres/i);
 
-    db = await startEmbeddedPostgres({ dir, port, database: 'inventory_outage', fast: true });
+    await db.start();
 
     expect(await eventually(async () => (await ctx.http.get('/health')).status === 200, 10_000)).toBe(true);
     expect(await eventually(async () => (await t.get('/v1/uoms')).status === 200, 5_000)).toBe(true);
