@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { DocumentNumbers } from '../../common/doc-numbers';
@@ -65,6 +65,8 @@ const ACTIVE = ['open', 'allocated'];
  */
 @Injectable()
 export class LedgerService {
+  private readonly logger = new Logger(LedgerService.name);
+
   constructor(
     private readonly uow: UnitOfWork,
     private readonly refs: LedgerReferences,
@@ -153,8 +155,9 @@ export class LedgerService {
       [this.tenant, byId.map((l) => l.line.lotId), byNo.map((l) => l.item.id), byNo.map((l) => l.line.lotNo)],
     );
     for (const l of byId) {
-      const lot = found.find((x) => x.id === l.line.lotId && x.item_id === l.item.id);
+      const lot = found.find((x) => x.id === l.line.lotId);
       if (!lot) throw unknownReference(at(l.line.field, 'lotId'));
+      if (lot.item_id !== l.item.id) throw invalidField(at(l.line.field, 'lotId'), `is a lot of another item, not of ${l.item.itemNo}`);
       this.checkExpiry(l, lot.expiry_date);
       l.lotId = lot.id;
     }
@@ -181,15 +184,21 @@ export class LedgerService {
   private async createLot(l: ResolvedLine): Promise<string> {
     if (l.item.expiryTracked && !l.line.expiryDate)
       throw invalidField(at(l.line.field, 'expiryDate'), `is required for a new lot: ${l.item.itemNo} is expiry-tracked`);
-    // A concurrent posting may create the same lot number: insert-or-read.
-    const [row] = await this.m.query(
+    const [created] = await this.m.query(
       `WITH ins AS (
          INSERT INTO lots (tenant_id, item_id, lot_no, expiry_date) VALUES ($1, $2, $3, $4)
          ON CONFLICT (tenant_id, item_id, lot_no) DO NOTHING RETURNING id)
-       SELECT id FROM ins UNION ALL SELECT id FROM lots WHERE tenant_id = $1 AND item_id = $2 AND lot_no = $3`,
+       SELECT id FROM ins`,
       [this.tenant, l.item.id, l.line.lotNo, l.line.expiryDate ?? null],
     );
-    return row.id;
+    if (created) return created.id;
+    // A concurrent posting created the same lot number and committed while this insert waited on it:
+    // only a new statement (a new snapshot) sees that lot.
+    const [existing] = await this.m.query(`SELECT id, to_char(expiry_date, 'YYYY-MM-DD') AS expiry_date FROM lots WHERE tenant_id = $1 AND item_id = $2 AND lot_no = $3`, [
+      this.tenant, l.item.id, l.line.lotNo,
+    ]);
+    this.checkExpiry(l, existing.expiry_date);
+    return existing.id;
   }
 
   /** Balance and position counters, each an atomic increment, in key order, guarded by CHECKs. */
@@ -478,17 +487,27 @@ export class LedgerService {
     return transactionView(header, rows);
   }
 
-  /** Runs one guarded statement: a CHECK violation rolls back just it and becomes a 409 with details. */
-  private async guarded(name: string, run: () => Promise<void>, explain: () => Promise<AppError>): Promise<void> {
+  /** Runs `run` in a savepoint: on any error only its own changes are rolled back, and the error is rethrown. */
+  private async savepoint<T>(name: string, run: () => Promise<T>): Promise<T> {
     await this.m.query(`SAVEPOINT ${name}`);
     try {
-      await run();
+      const result = await run();
+      await this.m.query(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (err) {
+      await this.m.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      throw err;
+    }
+  }
+
+  /** Runs guarded statements: a CHECK violation rolls back just them and becomes a 409 with details. */
+  private async guarded(name: string, run: () => Promise<void>, explain: () => Promise<AppError>): Promise<void> {
+    try {
+      await this.savepoint(name, run);
     } catch (err) {
       if (AppError.sqlState(err) !== '23514') throw err;
-      await this.m.query(`ROLLBACK TO SAVEPOINT ${name}`);
       throw await explain();
     }
-    await this.m.query(`RELEASE SAVEPOINT ${name}`);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -573,10 +592,7 @@ export class LedgerService {
           );
         }
       },
-      async () =>
-        insufficientStock(`Not enough unallocated stock of ${item.itemNo} at the given location`, [
-          { field: 'allocations', message: 'not enough unallocated stock', itemId: item.id, requested: total.toNumber() },
-        ]),
+      () => this.allocationShortage(item, plan),
     );
     await this.upsertPositions([{ itemId: r.item_id, facilityId: r.facility_id, allocated: total, reserved: total.negated() }]);
     await this.m.query(
@@ -592,6 +608,31 @@ export class LedgerService {
       [this.tenant, id, sql(allocated), statusOf(toQty(r.qty), allocated, toQty(r.qty_fulfilled)), this.uow.userId],
     );
     return this.reservation(id);
+  }
+
+  /** After a refused allocation: the pins that asked for more than their balance has free, for the 409's details. */
+  private async allocationShortage(item: ItemRef, plan: AllocationPlan[]): Promise<AppError> {
+    const rows: Array<{ id: string; free: string }> = await this.m.query(
+      `SELECT id, qty_on_hand - qty_allocated AS free FROM balances WHERE tenant_id = $1 AND id = ANY($2::uuid[])`,
+      [this.tenant, unique(plan.map((p) => p.balanceId))],
+    );
+    const asked = new Map<string, Decimal>();
+    for (const p of plan) asked.set(p.balanceId, (asked.get(p.balanceId) ?? new Qty(0)).plus(p.qty));
+    const details = plan
+      .filter((p, i) => plan.findIndex((q) => q.balanceId === p.balanceId) === i)
+      .map((p) => ({ p, requested: asked.get(p.balanceId)!, available: toQty(rows.find((r) => r.id === p.balanceId)?.free ?? 0) }))
+      .filter((d) => d.requested.greaterThan(d.available))
+      .map(({ p, requested, available }) => ({
+        field: p.field,
+        message: 'not enough unallocated stock',
+        itemId: item.id,
+        itemNo: item.itemNo,
+        locationId: p.locationId,
+        lotId: p.lotId,
+        requested: requested.toNumber(),
+        available: Decimal.max(available, 0).toNumber(),
+      }));
+    return this.shortage(details);
   }
 
   private async explicitPlan(r: ReservationRow, item: ItemRef, pins: Pin[], remaining: Decimal): Promise<AllocationPlan[]> {
@@ -612,8 +653,8 @@ export class LedgerService {
         if (lot.item_id !== item.id) throw invalidField(`${field}.lotId`, `is a lot of another item, not of ${item.itemNo}`);
       }
       const q = this.positiveQty(pin.qty, item, `${field}.qty`);
-      const [balance]: Array<{ id: string }> = await this.m.query(
-        `SELECT b.id FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id
+      const [balance]: Array<{ id: string; status_id: string }> = await this.m.query(
+        `SELECT b.id, b.status_id FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id
           WHERE b.tenant_id = $1 AND b.item_id = $2 AND b.location_id = $3 AND b.lot_id IS NOT DISTINCT FROM $4
             AND s.is_available
           ORDER BY b.qty_on_hand - b.qty_allocated >= $5 DESC, s.code = 'AVAILABLE' DESC, s.code LIMIT 1`,
@@ -623,7 +664,7 @@ export class LedgerService {
         throw insufficientStock(`No available stock of ${item.itemNo} at ${loc.code}`, [
           { field: `${field}.qty`, message: 'no available stock', itemId: item.id, locationId: loc.id, requested: q.toNumber(), available: 0 },
         ]);
-      plan.push({ balanceId: balance.id, locationId: loc.id, lotId: pin.lotId ?? null, qty: q, key: `${item.id}|${loc.id}|${pin.lotId ?? ''}` });
+      plan.push({ balanceId: balance.id, locationId: loc.id, lotId: pin.lotId ?? null, qty: q, key: balanceKey({ itemId: item.id, locationId: loc.id, lotId: pin.lotId ?? null, statusId: balance.status_id }), field: `${field}.qty` });
     }
     const total = sum(plan.map((p) => p.qty));
     if (total.greaterThan(remaining))
@@ -652,7 +693,7 @@ export class LedgerService {
     for (const c of candidates) {
       if (!left.gt(0)) break;
       const take = Decimal.min(left, c.free);
-      plan.push({ balanceId: c.id, locationId: c.location_id, lotId: c.lot_id, qty: take, key: balanceKey({ itemId: c.item_id, locationId: c.location_id, lotId: c.lot_id, statusId: c.status_id }) });
+      plan.push({ balanceId: c.id, locationId: c.location_id, lotId: c.lot_id, qty: take, key: balanceKey({ itemId: c.item_id, locationId: c.location_id, lotId: c.lot_id, statusId: c.status_id }), field: 'qty' });
       left = left.minus(take);
     }
     if (left.gt(0))
@@ -770,7 +811,22 @@ export class LedgerService {
         ORDER BY id FOR UPDATE SKIP LOCKED`,
       [this.tenant],
     );
-    if (due.length) await this.freeHolds(due, 'released');
+    if (!due.length) return;
+    try {
+      await this.savepoint('ledger_expire', () => this.freeHolds(due, 'released'));
+    } catch (err) {
+      if (AppError.sqlState(err) !== '23514') throw err;
+      // A hold that cannot be freed means the counters have drifted (ledger:verify names the rows).
+      // Free the others one by one and leave that one, so the tenant's other work goes on.
+      for (const r of due) {
+        try {
+          await this.savepoint('ledger_expire_one', () => this.freeHolds([r], 'released'));
+        } catch (e) {
+          if (AppError.sqlState(e) !== '23514') throw e;
+          this.logger.error(`expired reservation ${r.id} (tenant ${this.tenant}) could not be released: counters drifted`);
+        }
+      }
+    }
   }
 
   /** Frees what reservations hold (allocations, reserved quantity) and sets their final status. Rows must be locked. */
@@ -842,14 +898,21 @@ export class LedgerService {
     return q;
   }
 
+  /**
+   * Locks a reservation for the rest of the unit of work. One whose expiresAt has passed is released,
+   * whatever its row still says (the sweep may have skipped it while another request held it), so no
+   * action applies to it: acting on it here would free or issue its holds a second time.
+   */
   private async lockReservation(id: string, ifMatch?: number): Promise<ReservationRow> {
-    const [r]: ReservationRow[] = await this.m.query(
-      `SELECT * FROM reservations WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+    const [r]: Array<ReservationRow & { expired: boolean }> = await this.m.query(
+      `SELECT *, (status IN ('open', 'allocated') AND expires_at <= now()) AS expired
+         FROM reservations WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
       [this.tenant, id],
     );
     if (!r) throw notFound('Reservation');
     if (ifMatch !== undefined && ifMatch !== r.version)
       throw new AppError(412, 'version_conflict', `The reservation is at version ${r.version}; reload it and retry`);
+    if (r.expired) throw invalidState(`Reservation ${r.reservation_no} is released: it expired at ${r.expires_at!.toISOString()}`);
     return r;
   }
 
@@ -891,6 +954,8 @@ interface AllocationPlan {
   lotId: string | null;
   qty: Decimal;
   key: string;
+  /** Where a shortage of this pin points in the request. */
+  field: string;
 }
 
 /** open → allocated when everything not yet fulfilled is allocated; fulfilled when everything is. */

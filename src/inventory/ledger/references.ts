@@ -39,13 +39,19 @@ export const at = (prefix: string | undefined, field: string) => (prefix ? `${pr
 export class LedgerReferences {
   constructor(private readonly uow: UnitOfWork) {}
 
+  /**
+   * The items of a posting or hold, share-locked until the unit of work ends: an item's tracking modes,
+   * base unit and active flag cannot change (PATCH locks the item for update) while stock of it is being
+   * posted, so what was checked here still holds at commit.
+   */
   async items(ids: string[]): Promise<Map<string, ItemRef>> {
     const rows: Array<ItemRef> = await this.uow.manager.query(
       `SELECT i.id, i.item_no AS "itemNo", i.item_kind AS kind, i.is_active AS "isActive",
               i.lot_tracking = 'required' AS "lotTracked", i.serial_tracking = 'required' AS "serialTracked",
               i.expiry_tracking = 'required' AS "expiryTracked", i.base_uom_id AS "baseUomId", u.decimals
          FROM items i JOIN uoms u ON u.tenant_id = i.tenant_id AND u.id = i.base_uom_id
-        WHERE i.tenant_id = $1 AND i.id = ANY($2::uuid[])`,
+        WHERE i.tenant_id = $1 AND i.id = ANY($2::uuid[])
+          FOR KEY SHARE OF i`,
       [this.uow.tenantId, unique(ids)],
     );
     return new Map(rows.map((r) => [r.id, r]));
