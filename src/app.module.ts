@@ -9,7 +9,7 @@ import { AccessGuard } from './auth/access.guard';
 import { JwtStrategy } from './auth/jwt.strategy';
 import { TenantThrottlerGuard } from './auth/tenant-throttler.guard';
 import { AllExceptionsFilter } from './common/exception.filter';
-import { IdempotencyInterceptor } from './common/idempotency.interceptor';
+import { IdempotencyFailureInterceptor, IdempotencyInterceptor } from './common/idempotency.interceptor';
 import { requireJsonBody } from './common/json-body.middleware';
 import { AppValidationPipe } from './common/validation';
 import { ETagInterceptor } from './common/versioning';
@@ -28,6 +28,8 @@ export class AppModule implements NestModule {
       { provide: APP_PIPE, useClass: AppValidationPipe },
       { provide: APP_GUARD, useClass: AccessGuard },
       { provide: APP_INTERCEPTOR, useClass: ETagInterceptor },
+      // Outside the request's transaction: stores a failed keyed request's error after the rollback.
+      { provide: APP_INTERCEPTOR, useClass: IdempotencyFailureInterceptor },
       { provide: APP_INTERCEPTOR, useClass: UnitOfWorkInterceptor },
       // Inside the request's transaction (interceptors nest in registration order).
       { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },

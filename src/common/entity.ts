@@ -29,3 +29,13 @@ export abstract class DocumentEntity extends TenantEntity {
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
 }
+
+/** The audit fields of a document's response (CONTRACT §1): version, who created and last changed it, when. */
+export const documentAudit = (d: DocumentEntity) => ({
+  version: d.version,
+  createdBy: d.createdBy,
+  updatedBy: d.updatedBy,
+  createdAt: d.createdAt,
+  updatedAt: d.updatedAt,
+});
+export type DocumentAudit = ReturnType<typeof documentAudit>;

@@ -28,6 +28,7 @@ const INVALID_INPUT: Record<string, string> = {
   '22021': 'Text contains a character that cannot be stored (e.g. NUL)',
   '22P05': 'Text contains a character that cannot be stored',
   '22P02': 'A value has an invalid format',
+  '23502': 'A required value is missing',
 };
 
 export interface ErrorBody {
@@ -61,9 +62,6 @@ export function toErrorBody(err: unknown): ErrorBody {
   if (sqlState && sqlState in INVALID_INPUT) return { error: 'validation_failed', message: INVALID_INPUT[sqlState], status: 400 };
   if (sqlState === '23514' || sqlState === '23P01')
     return { error: 'insufficient_stock', message: 'The change would leave stock negative or over-committed', status: 409 };
-  if (sqlState === '22003') return { error: 'validation_failed', message: 'A quantity or number is out of range', status: 400 };
-  if (sqlState === '22P02' || sqlState === '22007' || sqlState === '22008')
-    return { error: 'validation_failed', message: 'A value has an invalid format', status: 400 };
   if ((sqlState && UNAVAILABLE.test(sqlState)) || isNetworkError(err))
     return { error: 'service_unavailable', message: 'The database is unavailable; retry shortly', status: 503 };
   return { error: 'internal_error', message: 'Internal server error', status: 500 };

@@ -1,10 +1,18 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ClsService } from 'nestjs-cls';
-import { concatMap, Observable, of } from 'rxjs';
+import { catchError, concatMap, Observable, of } from 'rxjs';
+import type { EntityManager } from 'typeorm';
 import { UnitOfWork } from '../database/unit-of-work';
 import { AppError } from './errors';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_TTL_HOURS, requestHash } from './idempotency';
+import { ErrorBody, toErrorBody } from './exception.filter';
+import {
+  IDEMPOTENCY_HEADER,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  IDEMPOTENCY_TTL_HOURS,
+  requestHash,
+  shouldStoreFailure,
+} from './idempotency';
 
 interface StoredKey {
   request_hash: string;
@@ -12,14 +20,31 @@ interface StoredKey {
   response: unknown;
 }
 
+/** The key this request took (inserted) in its unit of work, kept in the request's CLS for the failure path. */
+interface TakenKey {
+  tenantId: string;
+  key: string;
+  hash: string;
+}
+const TAKEN_KEY = 'idempotency.takenKey';
+
+/** Rows older than the TTL count as absent: deleted before the key is taken. */
+async function deleteExpired(manager: EntityManager, tenantId: string, key: string): Promise<void> {
+  await manager.query(
+    `DELETE FROM idempotency_keys WHERE tenant_id = $1 AND key = $2 AND created_at < now() - make_interval(hours => $3)`,
+    [tenantId, key, IDEMPOTENCY_TTL_HOURS],
+  );
+}
+
 /**
  * `Idempotency-Key` on POST (CONTRACT.md §1). Runs inside the request's unit of work (registered after
  * UnitOfWorkInterceptor), so the key row, the effect and the stored response commit together:
  * - the key's INSERT is the gate: a concurrent request with the same key waits on the row until the
  *   first commits, then finds it and replays the stored response;
- * - a request that fails rolls back, key included, so a retry of it executes again (nothing is stored
- *   for failures);
+ * - a request that fails rolls back, key included; IdempotencyFailureInterceptor then stores its error
+ *   response under the key in a transaction of its own;
  * - rows older than 24 h are deleted before the INSERT, so an expired key counts as new.
+ * Responses are stored as `json` (the exact text sent), so a replay is byte for byte the original.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -32,6 +57,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const req = ctx.switchToHttp().getRequest<Request>();
     const key = req.headers[IDEMPOTENCY_HEADER.toLowerCase()];
     if (req.method !== 'POST' || key === undefined || !this.cls.get('principal')) return next.handle();
+    // A retried unit of work runs this again: only the attempt that took the key may store a failure.
+    this.cls.set(TAKEN_KEY, undefined);
     if (typeof key !== 'string' || key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
       const message = `must be 1..${IDEMPOTENCY_KEY_MAX_LENGTH} characters`;
       throw new AppError(400, 'validation_failed', `${IDEMPOTENCY_HEADER} ${message}`, [{ field: IDEMPOTENCY_HEADER, message }]);
@@ -40,10 +67,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const manager = this.uow.manager;
     const tenantId = this.uow.tenantId;
     const hash = requestHash(req.method, req.originalUrl, req.body);
-    await manager.query(
-      `DELETE FROM idempotency_keys WHERE tenant_id = $1 AND key = $2 AND created_at < now() - make_interval(hours => $3)`,
-      [tenantId, key, IDEMPOTENCY_TTL_HOURS],
-    );
+    await deleteExpired(manager, tenantId, key);
     const inserted: unknown[] = await manager.query(
       `INSERT INTO idempotency_keys (tenant_id, key, request_hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING key`,
       [tenantId, key, hash],
@@ -62,18 +86,77 @@ export class IdempotencyInterceptor implements NestInterceptor {
       if (!stored || stored.status_code === null) {
         throw new AppError(409, 'idempotency_conflict', `A request with this ${IDEMPOTENCY_HEADER} is in progress; retry`);
       }
-      res.status(stored.status_code).setHeader('Idempotent-Replayed', 'true');
+      res.setHeader('Idempotent-Replayed', 'true');
+      if (stored.status_code >= 400) {
+        // Rendered again by the exception filter: toErrorBody gives every error the same field order, so
+        // an AppError rebuilt from the stored body renders the same bytes with the same status.
+        const body = stored.response as ErrorBody;
+        throw new AppError(stored.status_code, body.error, body.message, body.details);
+      }
+      res.status(stored.status_code);
       return of(stored.response ?? undefined);
     }
 
+    this.cls.set<TakenKey>(TAKEN_KEY, { tenantId, key, hash });
     return next.handle().pipe(
       concatMap(async (body) => {
+        // JSON.stringify is what Express sends (Dates as ISO strings), stored unparsed in a `json` column.
         await manager.query(
-          `UPDATE idempotency_keys SET status_code = $3, response = $4::jsonb WHERE tenant_id = $1 AND key = $2`,
+          `UPDATE idempotency_keys SET status_code = $3, response = $4::json WHERE tenant_id = $1 AND key = $2`,
           [tenantId, key, res.statusCode, JSON.stringify(body ?? null)],
         );
         return body;
       }),
     );
+  }
+}
+
+/**
+ * Stores the error response of a keyed request that failed (see shouldStoreFailure), so a repeat replays
+ * it instead of executing again. Registered BEFORE UnitOfWorkInterceptor, so it sees the error once the
+ * request's transaction (and the key row in it) has rolled back; it stores in a short transaction of its
+ * own, then rethrows the original error, so the response is unchanged. 5xx are not stored.
+ *
+ * Interleavings: a concurrent duplicate waiting on the in-flight key row sees it vanish at the rollback,
+ * takes the key itself and executes (acceptable: the first did not change anything). The INSERT here
+ * is ON CONFLICT DO NOTHING: if that duplicate (or any request) has stored the key meanwhile, theirs is
+ * kept; if it is still in flight, this INSERT waits for it to commit or roll back. If storing fails, the
+ * original error is still returned and a repeat executes again.
+ */
+@Injectable()
+export class IdempotencyFailureInterceptor implements NestInterceptor {
+  private readonly logger = new Logger(IdempotencyFailureInterceptor.name);
+
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly cls: ClsService,
+  ) {}
+
+  intercept(_ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(
+      catchError(async (err: unknown) => {
+        await this.storeFailure(err);
+        throw err;
+      }),
+    );
+  }
+
+  private async storeFailure(err: unknown): Promise<void> {
+    const taken = this.cls.isActive() ? this.cls.get<TakenKey | undefined>(TAKEN_KEY) : undefined;
+    if (!taken) return;
+    const body = toErrorBody(err);
+    if (!shouldStoreFailure(body.status, body.error)) return;
+    try {
+      await this.uow.run(async (manager) => {
+        await deleteExpired(manager, taken.tenantId, taken.key);
+        await manager.query(
+          `INSERT INTO idempotency_keys (tenant_id, key, request_hash, status_code, response)
+           VALUES ($1, $2, $3, $4, $5::json) ON CONFLICT DO NOTHING`,
+          [taken.tenantId, taken.key, taken.hash, body.status, JSON.stringify(body)],
+        );
+      }, taken.tenantId);
+    } catch (storeErr) {
+      this.logger.warn({ err: storeErr }, `could not store the ${body.status} response of a request with an ${IDEMPOTENCY_HEADER}`);
+    }
   }
 }

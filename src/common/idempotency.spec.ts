@@ -1,4 +1,4 @@
-import { canonicalJson, documentIdempotencyKey, requestHash } from './idempotency';
+import { canonicalJson, documentIdempotencyKey, requestHash, shouldStoreFailure } from './idempotency';
 
 describe('idempotency request identity', () => {
   it('canonical JSON ignores key order and undefined fields, keeps array order', () => {
@@ -23,5 +23,18 @@ describe('idempotency request identity', () => {
     });
     expect(doc.paths['/a'].post!.parameters).toEqual([{ name: 'x' }, expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]);
     expect(doc.paths['/b']).toEqual({});
+  });
+
+  it('stores client errors of an executed request, not 429, idempotency conflicts or server errors', () => {
+    expect(shouldStoreFailure(400, 'validation_failed')).toBe(true);
+    expect(shouldStoreFailure(404, 'not_found')).toBe(true);
+    expect(shouldStoreFailure(409, 'insufficient_stock')).toBe(true);
+    expect(shouldStoreFailure(409, 'duplicate')).toBe(true);
+    expect(shouldStoreFailure(412, 'version_conflict')).toBe(true);
+    expect(shouldStoreFailure(409, 'idempotency_conflict')).toBe(false);
+    expect(shouldStoreFailure(429, 'rate_limited')).toBe(false);
+    expect(shouldStoreFailure(500, 'internal_error')).toBe(false);
+    expect(shouldStoreFailure(503, 'service_unavailable')).toBe(false);
+    expect(shouldStoreFailure(201, 'created')).toBe(false);
   });
 });

@@ -8,10 +8,20 @@ export const IDEMPOTENCY_TTL_HOURS = 24;
 
 export const IDEMPOTENCY_DESCRIPTION =
   `Optional, 1..${IDEMPOTENCY_KEY_MAX_LENGTH} characters, per tenant, kept ${IDEMPOTENCY_TTL_HOURS} h. ` +
-  'The first successful request with a key stores its response in the same transaction as its effect; ' +
-  'a repeat with the same method, path (with query) and body returns that stored status and body without executing again ' +
-  '(header `Idempotent-Replayed: true`); the same key with a different request is 409 `idempotency_conflict`. ' +
-  'A request that fails is rolled back with its key, so retrying it executes it again.';
+  'The first request with a key stores its response: a success in the same transaction as its effect, ' +
+  'a client error (4xx except 429 and 409 `idempotency_conflict`) once its transaction has rolled back. ' +
+  'A repeat with the same method, path (with query) and body returns that stored status and body, byte for byte, ' +
+  'without executing again (header `Idempotent-Replayed: true`); the same key with a different request is 409 `idempotency_conflict`. ' +
+  'Server errors (5xx) are not stored: retrying with the key executes the request again.';
+
+/**
+ * Whether a failed first request's error response is stored under its key (replayed on repeats): client
+ * errors that result from executing the request. Not stored: 429 (the request was not executed),
+ * 409 `idempotency_conflict` (about the key, not the request) and 5xx (transient; a retry must execute).
+ */
+export function shouldStoreFailure(status: number, code: string): boolean {
+  return status >= 400 && status < 500 && status !== 429 && code !== 'idempotency_conflict';
+}
 
 /** JSON with object keys sorted, so the same body hashes the same whatever order its fields were sent in. */
 export function canonicalJson(value: unknown): string {

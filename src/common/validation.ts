@@ -1,5 +1,6 @@
-import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
-import { ValidateIf, ValidationOptions } from 'class-validator';
+import { applyDecorators, ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsObject, ValidateIf, ValidateNested, ValidationOptions } from 'class-validator';
 import { ErrorDetail, validationFailed } from './errors';
 
 /** Flattens class-validator errors into `{field: 'lines[0].qty', message}` details. */
@@ -27,15 +28,17 @@ function pipe(forbidNonWhitelisted: boolean): ValidationPipe {
     forbidUnknownValues: true,
     transformOptions: { enableImplicitConversion: false },
     validationError: { target: false, value: false },
-    exceptionFactory: (errors) => {
-      const details = flattenValidationErrors(errors);
-      const first = details[0];
-      return validationFailed(
-        first ? `${first.field}: ${first.message}${details.length > 1 ? ` (and ${details.length - 1} more)` : ''}` : 'Validation failed',
-        details,
-      );
-    },
+    exceptionFactory: (errors) => invalidBody(flattenValidationErrors(errors)),
   });
+}
+
+/** 400 validation_failed whose message names the first detail. */
+function invalidBody(details: ErrorDetail[]) {
+  const first = details[0];
+  return validationFailed(
+    first ? `${first.field}: ${first.message}${details.length > 1 ? ` (and ${details.length - 1} more)` : ''}` : 'Validation failed',
+    details,
+  );
 }
 
 /**
@@ -48,9 +51,42 @@ export class AppValidationPipe implements PipeTransform {
   private readonly query = pipe(false);
 
   transform(value: unknown, metadata: ArgumentMetadata) {
-    if (metadata.type === 'body' && (value === undefined || value === null) && isDto(metadata)) value = {};
+    if (metadata.type === 'body') {
+      if ((value === undefined || value === null) && isDto(metadata)) value = {};
+      const details = bodyStructureErrors(value);
+      if (details.length) throw invalidBody(details);
+    }
     return (metadata.type === 'query' ? this.query : this.body).transform(value, metadata);
   }
+}
+
+/** Keys that name or reach an object's prototype: refused in bodies so they can never pollute or slip past the whitelist. */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Far deeper than any DTO nests; class-transformer recurses per level, so a much deeper body would overflow the stack (a 500). */
+export const MAX_BODY_DEPTH = 32;
+
+/**
+ * What the DTO pipe cannot judge in a raw body, as details: every own key, at any depth, that is a
+ * prototype key (`{field: 'lines[0].__proto__'}`; JSON.parse makes `"__proto__"` an own property,
+ * which class-transformer and the whitelist do not treat as a field), and nesting deeper than
+ * MAX_BODY_DEPTH. Walks breadth-first over a queue, so it cannot overflow the stack itself.
+ */
+export function bodyStructureErrors(value: unknown): ErrorDetail[] {
+  const found: ErrorDetail[] = [];
+  const queue: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
+  for (let i = 0; i < queue.length; i++) {
+    const { value: v, path, depth } = queue[i];
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= MAX_BODY_DEPTH) return [...found, { field: path, message: `is nested more than ${MAX_BODY_DEPTH} levels deep` }];
+    const isArray = Array.isArray(v);
+    for (const key of Object.keys(v)) {
+      const field = isArray ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+      if (!isArray && PROTOTYPE_KEYS.has(key)) found.push({ field, message: 'is not an allowed field' });
+      else queue.push({ value: (v as Record<string, unknown>)[key], path: field, depth: depth + 1 });
+    }
+  }
+  return found;
 }
 
 const isDto = (m: ArgumentMetadata) => typeof m.metatype === 'function' && ![String, Number, Boolean, Object, Array].includes(m.metatype as never);
@@ -61,3 +97,18 @@ const isDto = (m: ArgumentMetadata) => typeof m.metatype === 'function' && ![Str
  * would reach a NOT NULL column as a 500.
  */
 export const IsOptionalNonNull = (options?: ValidationOptions) => ValidateIf((_object, value) => value !== undefined, options);
+
+/**
+ * An array of `type` objects, each validated as `type`: every element must be an object (not an
+ * array: ValidateNested alone lets `[[{...}]]` through, with the inner object never validated).
+ * Combine with IsOptionalNonNull() where the property is optional.
+ */
+export const NestedArray = (type: new () => object, size: { min?: number; max?: number } = {}) =>
+  applyDecorators(
+    IsArray(),
+    ...(size.min !== undefined ? [ArrayMinSize(size.min)] : []),
+    ...(size.max !== undefined ? [ArrayMaxSize(size.max)] : []),
+    IsObject({ each: true, message: 'must contain only objects' }),
+    ValidateNested({ each: true }),
+    Type(() => type),
+  );

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { newTenant, startApp, TestContext } from '../support/app';
+import { ALL, newTenant, startApp, TestContext } from '../support/app';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const subOf = (token: string): string => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sub;
 
 describe('Facilities', () => {
   let ctx: TestContext;
@@ -22,6 +23,8 @@ describe('Facilities', () => {
       address: '1 High St',
       isActive: false,
       version: 1,
+      createdBy: subOf(t.token),
+      updatedBy: subOf(t.token),
       createdAt: expect.stringMatching(ISO_MS),
       updatedAt: expect.stringMatching(ISO_MS),
     });
@@ -81,7 +84,13 @@ describe('Facilities', () => {
     await t.post('/v1/facilities', { code: 'TAKEN', name: 'x' }).expect(201);
     const f = (await t.post('/v1/facilities', { code: 'F', name: 'Before', address: 'Somewhere' }).expect(201)).body.data;
 
-    const res = await t.patch(`/v1/facilities/${f.id}`, { name: 'After', type: 'plant', address: null, isActive: false, code: 'F2' }).set('If-Match', '"1"').expect(200);
+    // Changed by another user: updatedBy is the token's sub, createdBy stays.
+    const editor = `Bearer ${await ctx.idp.token({ tenantId: t.tenantId, permissions: ALL, sub: 'editor-1' })}`;
+    const res = await ctx.http
+      .patch(`/v1/facilities/${f.id}`)
+      .set({ Authorization: editor, 'If-Match': '"1"' })
+      .send({ name: 'After', type: 'plant', address: null, isActive: false, code: 'F2' })
+      .expect(200);
     expect(res.body.data).toEqual({
       ...f,
       code: 'F2',
@@ -90,6 +99,8 @@ describe('Facilities', () => {
       address: null,
       isActive: false,
       version: 2,
+      createdBy: subOf(t.token),
+      updatedBy: 'editor-1',
       updatedAt: expect.stringMatching(ISO_MS),
     });
     expect(new Date(res.body.data.updatedAt).getTime()).toBeGreaterThan(new Date(f.updatedAt).getTime());

@@ -75,6 +75,8 @@ describe('Items', () => {
           { uomId: uom.BOX, factor: 12 },
         ],
         version: 1,
+        createdBy: subOf(t.token),
+        updatedBy: subOf(t.token),
         createdAt: expect.stringMatching(ISO_MS),
         updatedAt: expect.stringMatching(ISO_MS),
       });
@@ -174,6 +176,11 @@ describe('Items', () => {
       [{ identifiers: 'sku' }, 'identifiers'],
       [{ attributes: [{ name: 'color', value: 3 }] }, 'attributes[0].value'],
       [{ uomConversions: [{ uomId: 'BOX', factor: 12 }] }, 'uomConversions[0].uomId'],
+      // Lists of objects hold objects only: a nested array is not an element (it used to reach the database as a 500).
+      [{ identifiers: [[{ type: 'sku', value: 'X' }]] }, 'identifiers'],
+      [{ attributes: [[{ name: 'color', value: 'red' }]] }, 'attributes'],
+      [{ uomConversions: [[{ factor: 12 }]] }, 'uomConversions'],
+      [{ identifiers: [null] }, 'identifiers'],
     ])('rejects %j naming %s', async (patch, field) => {
       const res = await t.post('/v1/items', { itemNo: 'V', name: 'V', baseUomId: uom.EA, ...patch }).expect(400);
       expect(res.body.error).toBe('validation_failed');
@@ -303,6 +310,7 @@ describe('Items', () => {
         attributes: [{ name: 'color', value: 'red' }],
         uomConversions: [],
         version: 2,
+        updatedBy: 'editor-1',
         updatedAt: expect.stringMatching(ISO_MS),
       });
       expect(new Date(updated.updatedAt).getTime()).toBeGreaterThan(new Date(original.updatedAt).getTime());
@@ -344,6 +352,15 @@ describe('Items', () => {
 
       const nulls = await t.patch(`/v1/items/${item.id}`, { itemNo: null, isActive: null, identifiers: null }).expect(400);
       expect(nulls.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['itemNo', 'isActive', 'identifiers']));
+      const nested = await t.patch(`/v1/items/${item.id}`, {
+        identifiers: [[{ type: 'sku', value: 'N-1' }]],
+        attributes: [[{ name: 'color', value: 'red' }]],
+      }).expect(400);
+      expect(nested.body).toMatchObject({ error: 'validation_failed', status: 400 });
+      expect(nested.body.details).toEqual([
+        { field: 'identifiers', message: 'must contain only objects' },
+        { field: 'attributes', message: 'must contain only objects' },
+      ]);
       const unknownField = await t.patch(`/v1/items/${item.id}`, { color: 'red' }).expect(400);
       expect(unknownField.body.details).toEqual([{ field: 'color', message: 'is not an allowed field' }]);
 

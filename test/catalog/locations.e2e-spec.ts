@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { newTenant, startApp, Tenant, TestContext } from '../support/app';
+import { ALL, newTenant, startApp, Tenant, TestContext } from '../support/app';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const subOf = (token: string): string => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sub;
 
 interface Node {
   id: string;
@@ -40,6 +41,8 @@ describe('Locations', () => {
       path: 'A/A-01',
       isActive: false,
       version: 1,
+      createdBy: subOf(t.token),
+      updatedBy: subOf(t.token),
       createdAt: expect.stringMatching(ISO_MS),
       updatedAt: expect.stringMatching(ISO_MS),
       children: [],
@@ -163,16 +166,25 @@ describe('Locations', () => {
     const zone = await location(t, f, { code: 'A', name: 'Zone', type: 'zone' });
     const bin = await location(t, f, { code: 'A-1', name: 'Bin', parentId: zone.id });
 
-    const res = await t.patch(`/v1/facilities/${f}/locations/${zone.id}`, { name: 'Zone A', type: 'staging', isActive: false }).set('If-Match', '"1"').expect(200);
+    // Changed by another user: updatedBy is the token's sub, createdBy stays (in the tree too, below).
+    const editor = `Bearer ${await ctx.idp.token({ tenantId: t.tenantId, permissions: ALL, sub: 'editor-1' })}`;
+    const res = await ctx.http
+      .patch(`/v1/facilities/${f}/locations/${zone.id}`)
+      .set({ Authorization: editor, 'If-Match': '"1"' })
+      .send({ name: 'Zone A', type: 'staging', isActive: false })
+      .expect(200);
     expect(res.body.data).toEqual({
       ...zone,
       name: 'Zone A',
       type: 'staging',
       isActive: false,
       version: 2,
+      createdBy: subOf(t.token),
+      updatedBy: 'editor-1',
       updatedAt: expect.stringMatching(ISO_MS),
       children: [bin],
     });
+    expect(bin).toMatchObject({ createdBy: subOf(t.token), updatedBy: subOf(t.token) });
     expect(new Date(res.body.data.updatedAt).getTime()).toBeGreaterThan(new Date(zone.updatedAt).getTime());
     expect(res.headers.etag).toBe('"2"');
 

@@ -301,6 +301,23 @@ describe('inventory adjustments', () => {
       expect((await balances(t, `itemId=${item.id}`)).count).toBe(0);
     });
 
+    it('takes expiryDate as a calendar date YYYY-MM-DD that exists, naming the field otherwise', async () => {
+      const t = await newTenant(ctx);
+      const f = await inventoryFixture(t);
+      const item = await createItem(t, f, { lotTracking: 'required', expiryTracking: 'required' });
+      const base = { itemId: item.id, locationId: f.location.id, qtyDelta: 1, lotNo: 'L-D' };
+      // Week and ordinal dates used to reach the database (a 400 without details); the rest are not dates.
+      for (const expiryDate of ['2026-W01-1', '2026-032', '2029-02-29', '2030-02-30', '2030-01-31T00:00:00Z', '20300131', 20300131, true]) {
+        const res = await adjust(t, { ...base, expiryDate }, 400);
+        expect(res.body).toMatchObject({ error: 'validation_failed', details: [{ field: 'expiryDate', message: 'must be a date YYYY-MM-DD' }] });
+      }
+      expect((await t.get(`/v1/inventory/lots?itemId=${item.id}`).expect(200)).body.count).toBe(0);
+      await adjust(t, { ...base, expiryDate: '2028-02-29' });
+      expect((await t.get(`/v1/inventory/lots?itemId=${item.id}`).expect(200)).body.data).toEqual([
+        { id: expect.stringMatching(UUID), itemId: item.id, lotNo: 'L-D', expiryDate: '2028-02-29' },
+      ]);
+    });
+
     it('takes a new lot without expiry for an item that is not expiry-tracked', async () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);

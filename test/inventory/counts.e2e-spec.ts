@@ -225,6 +225,9 @@ describe('Count sessions', () => {
     expect(await details({ itemId: randomUUID(), locationId: loc, countedQty: 1 }, 404)).toEqual([{ field: 'lines[0].itemId', message: 'not found' }]);
     expect(await details({ itemId: item.id, locationId: randomUUID(), countedQty: 1 }, 404)).toEqual([{ field: 'lines[0].locationId', message: 'not found' }]);
     await count(s.id, [], 400);
+    // A nested array is not a line (it used to be read as one with no ids: a wrong 404).
+    const nested = await count(s.id, [[{ itemId: item.id, locationId: loc, countedQty: 1 }]], 400);
+    expect(nested.body).toMatchObject({ error: 'validation_failed', details: [{ field: 'lines', message: 'must contain only objects' }] });
     // nothing was recorded, and the version did not move
     expect((await t.get(`/v1/inventory/count-sessions/${s.id}`).expect(200)).body.data).toMatchObject({ lines: [], version: 1 });
     // a session without counts cannot complete

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { facilityWithLocations, ISO_MS, newItem } from './document-fixtures';
+import { ALL, newTenant, startApp, Tenant, TestContext } from '../support/app';
+import { facilityWithLocations, ISO_MS, newItem, subOf } from './document-fixtures';
 import { adjust, inventoryFixture } from './fixtures';
 
 type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;
@@ -31,6 +31,8 @@ describe('Reorder policies', () => {
       leadTimeDays: 0,
       isActive: true,
       version: 1,
+      createdBy: subOf(t),
+      updatedBy: subOf(t),
       createdAt: expect.stringMatching(ISO_MS),
       updatedAt: expect.stringMatching(ISO_MS),
     });
@@ -50,8 +52,16 @@ describe('Reorder policies', () => {
     expect((await t.get(`/v1/inventory/policies?q=${f.item.itemNo.toLowerCase()}`).expect(200)).body.count).toBe(2);
     expect((await t.get('/v1/inventory/policies?q=no-such-item').expect(200)).body.count).toBe(0);
 
-    const changed = await t.patch(`/v1/inventory/policies/${p.id}`).set('If-Match', '"1"').send({ maxQty: 60, leadTimeDays: 3, reorderQty: 12 }).expect(200);
-    expect(changed.body.data).toMatchObject({ minQty: 10, maxQty: 60, leadTimeDays: 3, reorderQty: 12, safetyStock: 0, isActive: true, version: 2 });
+    // Changed by another user: updatedBy is the token's sub, createdBy stays.
+    const editor = `Bearer ${await ctx.idp.token({ tenantId: t.tenantId, permissions: ALL, sub: 'editor-1' })}`;
+    const changed = await ctx.http
+      .patch(`/v1/inventory/policies/${p.id}`)
+      .set({ Authorization: editor, 'If-Match': '"1"' })
+      .send({ maxQty: 60, leadTimeDays: 3, reorderQty: 12 })
+      .expect(200);
+    expect(changed.body.data).toEqual({
+      ...p, maxQty: 60, leadTimeDays: 3, reorderQty: 12, version: 2, updatedBy: 'editor-1', updatedAt: expect.stringMatching(ISO_MS),
+    });
     expect(changed.headers.etag).toBe('"2"');
     expect((await t.patch(`/v1/inventory/policies/${p.id}`).set('If-Match', '"1"').send({ minQty: 1 }).expect(412)).body.error).toBe('version_conflict');
     // minQty <= maxQty against the merged values

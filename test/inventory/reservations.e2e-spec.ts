@@ -14,6 +14,7 @@ interface Reservation {
   qty: number;
   qtyAllocated: number;
   qtyFulfilled: number;
+  expiresAt: string | null;
   version: number;
   allocations: Array<{ id: string; locationId: string; lotId: string | null; qty: number }>;
 }
@@ -131,11 +132,24 @@ describe('inventory reservations', () => {
         [{ qty: 1.5 }, 'qty'], // EA
         [{ demandType: 'whim' }, 'demandType'],
         [{ expiresAt: 'soon' }, 'expiresAt'],
+        // expiresAt is an ISO 8601 string naming a real instant: not a number or boolean (read as 1970), not a
+        // day that does not exist (rolled over to March), not a week date.
+        [{ expiresAt: 4102444800000 }, 'expiresAt'],
+        [{ expiresAt: true }, 'expiresAt'],
+        [{ expiresAt: '2099-02-30T10:00:00Z' }, 'expiresAt'],
+        [{ expiresAt: '2099-02-30' }, 'expiresAt'],
+        [{ expiresAt: '2099-W05' }, 'expiresAt'],
+        [{ expiresAt: '2099-06-01T10:00:00' }, 'expiresAt'], // a time without an offset names no instant
         [{ extra: true }, 'extra'],
       ] as Array<[Record<string, unknown>, string]>) {
         const res = await t.post(R, { ...base, ...change }).expect(400);
+        expect(res.body).toMatchObject({ error: 'validation_failed', status: 400 });
         expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
       }
+      // A calendar date is a date-time at midnight UTC.
+      const dated = await reserve(t, { ...base, expiresAt: '2099-12-31' });
+      expect(dated.expiresAt).toBe('2099-12-31T00:00:00.000Z');
+      await t.post(`${R}/${dated.id}/cancel`).expect(200);
       for (const field of ['itemId', 'facilityId']) {
         const res = await t.post(R, { ...base, [field]: randomUUID() }).expect(404);
         expect(res.body).toMatchObject({ error: 'not_found', details: [expect.objectContaining({ field })] });
@@ -229,7 +243,14 @@ describe('inventory reservations', () => {
       await t.post(`${R}/${r.id}/allocate`, { allocations: [{ locationId: f.location.id, qty: 3 }] }).expect(200);
       const below = await t.patch(`${R}/${r.id}`, { qty: 2 }).expect(400);
       expect(below.body).toMatchObject({ error: 'validation_failed', details: [expect.objectContaining({ field: 'qty' })] });
-      for (const body of [{ qty: 0 }, { qty: 1.5 }, { status: 'allocated' }]) await t.patch(`${R}/${r.id}`, body).expect(400);
+      for (const body of [{ qty: 0 }, { qty: 1.5 }, { status: 'allocated' }, { expiresAt: 1 }, { expiresAt: '2099-02-30T00:00:00Z' }]) {
+        await t.patch(`${R}/${r.id}`, body).expect(400);
+      }
+      // qty is optional but not nullable (null used to reach the quantity arithmetic as a 500).
+      const nullQty = await t.patch(`${R}/${r.id}`, { qty: null }).expect(400);
+      expect(nullQty.body.error).toBe('validation_failed');
+      expect(new Set(nullQty.body.details.map((d: { field: string }) => d.field))).toEqual(new Set(['qty']));
+      expect(await read(t, r.id)).toMatchObject({ qty: 5, qtyAllocated: 3, version: 5 });
 
       // Allocated in full: no longer open, so no PATCH.
       await t.post(`${R}/${r.id}/allocate`).expect(200);
@@ -333,6 +354,9 @@ describe('inventory reservations', () => {
       await allocate([{ locationId: b1.id, lotId: randomUUID(), qty: 1 }], 400); // not lot-tracked
       await allocate([{ locationId: b1.id, qty: 0 }], 400);
       await allocate([], 400);
+      // A nested array is not a pin (it used to be read as one with no locationId: a wrong 404).
+      const nested = await allocate([[{ locationId: b1.id, qty: 1 }]], 400);
+      expect(nested.body).toMatchObject({ error: 'validation_failed', details: [{ field: 'allocations', message: 'must contain only objects' }] });
 
       // Stock allocated to another reservation is not free either.
       const r2 = await reserve(t, { itemId: f.item.id, facilityId: f.facility.id, qty: 2 });

@@ -313,6 +313,17 @@ describe('inventory stock queries', () => {
       const later = encodeURIComponent(new Date(Date.parse(posted[5].postedAt) + 1).toISOString());
       expect((await list(t, `/v1/inventory/transactions?from=${later}`)).count).toBe(0);
       await t.get('/v1/inventory/transactions?from=yesterday').expect(400);
+      // A calendar date is midnight UTC.
+      expect((await list(t, '/v1/inventory/transactions?from=2000-01-01')).count).toBe(6);
+      expect((await list(t, '/v1/inventory/transactions?to=2000-01-01')).count).toBe(0);
+      // Strict calendar dates and date-times only: no impossible day (it used to roll over to March 2),
+      // no week or ordinal date (it used to reach the database: a 400 without details).
+      for (const field of ['from', 'to']) {
+        for (const value of ['2026-02-30', '2026-02-30T10:00:00Z', '2026-W05', '2026-W05-1', '2026-032', '20260228', '2026-02-28T10:00:00']) {
+          const res = await t.get(`/v1/inventory/transactions?${field}=${value}`).expect(400);
+          expect(res.body).toMatchObject({ error: 'validation_failed', details: [{ field, message: expect.stringContaining('ISO 8601') }] });
+        }
+      }
     });
 
     it('reads one transaction by id; unknown, malformed and foreign ids are 404', async () => {
@@ -338,6 +349,22 @@ describe('inventory stock queries', () => {
           { id: expect.any(String), code: 'QUARANTINE', name: 'Quarantine', isAvailable: false },
         ],
       });
+    });
+
+    it('searches code and name with q: case-insensitive substring, wildcards literal', async () => {
+      const t = await newTenant(ctx);
+      await t.post('/v1/inventory/statuses', { code: 'HOLD', name: 'Held for QA', isAvailable: false }).expect(201);
+      const codes = async (q: string) => {
+        const body = await list(t, `/v1/inventory/statuses?q=${encodeURIComponent(q)}`);
+        expect(body.count).toBe(body.data.length);
+        return body.data.map((x: { code: string }) => x.code);
+      };
+      expect(await codes('arant')).toEqual(['QUARANTINE']); // code and name
+      expect(await codes('damaged')).toEqual(['DAMAGED']);
+      expect(await codes('qa')).toEqual(['HOLD']); // name only
+      expect(await codes('A')).toEqual(['AVAILABLE', 'DAMAGED', 'HOLD', 'QUARANTINE']);
+      expect(await codes('%')).toEqual([]);
+      expect(await list(t, '/v1/inventory/statuses?q=a&limit=1&offset=1')).toMatchObject({ count: 4, data: [{ code: 'DAMAGED' }] });
     });
 
     it('creates statuses, refuses a duplicate code and validates', async () => {

@@ -105,8 +105,16 @@ describe('Transfer orders', () => {
     const missing = (await create({ lines: [line(item.id, 2, { fromLocationId: f.locations[1].id })] }, 400)).body;
     expect(missing).toMatchObject({ error: 'validation_failed', details: [{ field: 'lines[0].lotId' }] });
     const other = await newItem(t, f.uom('EA'), { lotTracking: 'required' });
-    const wrongLot = (await create({ lines: [line(other.id, 1, { fromLocationId: f.locations[1].id, lotId: lot })] }, 404)).body;
-    expect(wrongLot).toMatchObject({ error: 'not_found', details: [{ field: 'lines[0].lotId' }] });
+    // A lot that exists but belongs to another item does not fit: 400; an id naming no lot: 404.
+    const wrongLot = (await create({ lines: [line(other.id, 1, { fromLocationId: f.locations[1].id, lotId: lot })] }, 400)).body;
+    expect(wrongLot).toMatchObject({ error: 'validation_failed', details: [{ field: 'lines[0].lotId', message: expect.stringContaining('another item') }] });
+    const unknownLot = (await create({ lines: [line(item.id, 1, { fromLocationId: f.locations[1].id, lotId: randomUUID() })] }, 404)).body;
+    expect(unknownLot).toMatchObject({ error: 'not_found', details: [{ field: 'lines[0].lotId', message: 'not found' }] });
+    const lotDraft = (await create({ lines: [line(item.id, 1, { fromLocationId: f.locations[1].id, lotId: lot })] })).body.data;
+    const patchWrongLot = await t
+      .patch(`/v1/inventory/transfers/${lotDraft.id}`, { lines: [line(other.id, 1, { fromLocationId: f.locations[1].id, lotId: lot })] })
+      .expect(400);
+    expect(patchWrongLot.body.details).toEqual([{ field: 'lines[0].lotId', message: expect.stringContaining('another item') }]);
 
     const draft = (await create({ lines: [line(item.id, 2, { fromLocationId: f.locations[1].id, lotId: lot })] })).body.data;
     expect(draft.lines[0]).toMatchObject({ lotId: lot, qty: 2 });
@@ -184,6 +192,11 @@ describe('Transfer orders', () => {
     // notes only keeps the lines
     const notesOnly = (await t.patch(`/v1/inventory/transfers/${draft.id}`, { notes: null }).expect(200)).body.data;
     expect(notesOnly).toMatchObject({ notes: null, version: 3, lines: [{ qty: 5 }] });
+    // lines are optional on a PATCH but not nullable, and hold objects only
+    const nullLines = await t.patch(`/v1/inventory/transfers/${draft.id}`, { lines: null }).expect(400);
+    expect(nullLines.body.details.map((d: { field: string }) => d.field)).toContain('lines');
+    const nestedLines = await t.patch(`/v1/inventory/transfers/${draft.id}`, { lines: [[line(item.id, 1)]] }).expect(400);
+    expect(nestedLines.body.details).toEqual([{ field: 'lines', message: 'must contain only objects' }]);
     // lines are validated against the transfer's facilities
     const wrong = await t.patch(`/v1/inventory/transfers/${draft.id}`, { lines: [line(item.id, 1, { toLocationId: f.locations[1].id })] }).expect(400);
     expect(wrong.body.details).toEqual([{ field: 'lines[0].toLocationId', message: 'is a location of another facility' }]);
@@ -257,6 +270,11 @@ describe('Transfer orders', () => {
     expect((await create({ lines: [line(randomUUID(), 1)] }, 404)).body.details).toEqual([{ field: 'lines[0].itemId', message: 'not found' }]);
     expect((await create({ lines: [line(item.id, 0)] }, 400)).body.details).toEqual([{ field: 'lines[0].qty', message: expect.any(String) }]);
     expect((await create({ lines: [] }, 400)).body.details[0].field).toBe('lines');
+    // A nested array is not a line (it used to be read as one with no ids: a wrong 404).
+    expect((await create({ lines: [[line(item.id, 1)]] }, 400)).body).toMatchObject({
+      error: 'validation_failed',
+      details: [{ field: 'lines', message: 'must contain only objects' }],
+    });
     expect((await create({ lines: [{ ...line(item.id, 1), bogus: 1 }] }, 400)).body.details).toEqual([
       { field: 'lines[0].bogus', message: 'is not an allowed field' },
     ]);

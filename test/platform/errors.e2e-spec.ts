@@ -112,6 +112,53 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
       expect(res.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['code', 'name', 'decimals']));
     });
 
+    describe('prototype keys (__proto__, constructor, prototype) are not allowed fields, at any depth', () => {
+      const raw = (url: string, json: string) => ctx.http.post(url).set(t.auth).set('Content-Type', 'application/json').send(json);
+
+      it.each(['__proto__', 'constructor', 'prototype'])('%s at the top level → 400 validation_failed, nothing created', async (key) => {
+        const code = `P${key.length}`;
+        const res = await raw('/v1/uoms', `{"code": "${code}", "name": "Proto", "decimals": 0, "${key}": {"x": 1}}`).expect(400);
+        expect(res.body).toEqual({
+          error: 'validation_failed',
+          message: expect.stringContaining(key),
+          status: 400,
+          details: [{ field: key, message: 'is not an allowed field' }],
+        });
+        expect(await ctx.db.query(`SELECT 1 FROM uoms WHERE tenant_id = $1 AND code = $2`, [t.tenantId, code])).toHaveLength(0);
+      });
+
+      it('inside nested objects and arrays, each named by its path', async () => {
+        const uom = (await t.get('/v1/uoms?limit=500').expect(200)).body.data.find((u: { code: string }) => u.code === 'EA');
+        const body = `{"itemNo": "PROTO-1", "name": "Proto", "baseUomId": "${uom.id}",
+          "identifiers": [{"type": "sku", "value": "P-1", "__proto__": {"isAdmin": true}}],
+          "attributes": [{"name": "a", "value": "b"}, {"name": "c", "value": "d", "constructor": {"prototype": {"x": 1}}}]}`;
+        const res = await raw('/v1/items', body).expect(400);
+        expect(res.body).toMatchObject({ error: 'validation_failed', status: 400 });
+        expect(res.body.details).toEqual([
+          { field: 'identifiers[0].__proto__', message: 'is not an allowed field' },
+          { field: 'attributes[1].constructor', message: 'is not an allowed field' },
+        ]);
+        expect((await t.get('/v1/items?q=PROTO-1').expect(200)).body.count).toBe(0);
+        // The same body without them is fine: the keys, not the values, are refused.
+        const clean = `{"itemNo": "PROTO-1", "name": "constructor", "baseUomId": "${uom.id}", "attributes": [{"name": "__proto__", "value": "prototype"}]}`;
+        await raw('/v1/items', clean).expect(201);
+      });
+    });
+
+    it('a body nested deeper than any request needs → 400 validation_failed naming where, not a 500 (stack overflow)', async () => {
+      const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+      const post = (json: string) => ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'application/json').send(json);
+      const field = await post(`{"code": "DEEP", "name": "Deep", "decimals": 0, "x": ${deep(50000)}}`).expect(400);
+      expect(field.body).toMatchObject({ error: 'validation_failed', status: 400 });
+      expect(field.body.details).toEqual([{ field: `x${'[0]'.repeat(31)}`, message: 'is nested more than 32 levels deep' }]);
+      const whole = await post(deep(50000)).expect(400);
+      expect(whole.body.error).toBe('validation_failed');
+      // Within the limit, the unknown field is refused as such.
+      const shallow = await post(`{"code": "DEEP", "name": "Deep", "decimals": 0, "x": ${deep(30)}}`).expect(400);
+      expect(shallow.body.details).toEqual([{ field: 'x', message: 'is not an allowed field' }]);
+      expect(await ctx.db.query(`SELECT 1 FROM uoms WHERE tenant_id = $1 AND code = 'DEEP'`, [t.tenantId])).toHaveLength(0);
+    });
+
     it('a NUL character (which PostgreSQL cannot store) → 400 validation_failed, not a 500', async () => {
       const res = await t.post('/v1/uoms', { code: 'NUL', name: 'bad\u0000name', decimals: 0 }).expect(400);
       expect(res.body).toMatchObject({ error: 'validation_failed', status: 400 });
@@ -147,6 +194,18 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
       const body = toErrorBody(err);
       expect(body).toEqual({ error: 'internal_error', message: 'Internal server error', status: 500 });
       expect(toErrorBody(new TypeError("Cannot read properties of undefined (reading 'id')"))).toEqual(body);
+    });
+
+    it('a NOT NULL violation (a value validation let through as null) → 400 validation_failed, not a 500', () => {
+      const err = Object.assign(new Error('null value in column "uom_id" of relation "item_uom_conversions" violates not-null constraint'), {
+        code: '23502',
+        column: 'uom_id',
+      });
+      const body = toErrorBody(err);
+      expect(body).toEqual({ error: 'validation_failed', message: expect.any(String), status: 400 });
+      expectNothingInternal(body);
+      // TypeORM wraps the driver error: the same mapping.
+      expect(toErrorBody(Object.assign(new Error('QueryFailedError'), { driverError: err }))).toEqual(body);
     });
 
     it('a unique violation names the fields, not the SQL or constraint', async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { adjust, inventoryFixture } from '../inventory/fixtures';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
 
 describe('Idempotency-Key (CONTRACT §1)', () => {
@@ -12,6 +13,8 @@ describe('Idempotency-Key (CONTRACT §1)', () => {
     ctx.http.post(url).set(t.auth).set('Idempotency-Key', key).send(body);
   const uomRows = async (t: Tenant, code: string) =>
     (await ctx.db.query(`SELECT id FROM uoms WHERE tenant_id = $1 AND code = $2`, [t.tenantId, code])) as Array<{ id: string }>;
+  const onHand = async (t: Tenant, itemId: string, locationId: string): Promise<number> =>
+    (await t.get(`/v1/inventory/balances?itemId=${itemId}&locationId=${locationId}`).expect(200)).body.data[0]?.qtyOnHand ?? 0;
 
   it('a repeat returns the stored 201 response without executing again', async () => {
     const t = await newTenant(ctx);
@@ -78,16 +81,65 @@ describe('Idempotency-Key (CONTRACT §1)', () => {
     expect(await uomRows(t, 'PAR')).toEqual([{ id: responses[0].body.data.id }]);
   });
 
-  it('a failed request stores nothing: a retry with the key executes again', async () => {
+  it('a stored 409 is replayed without executing again, even once the request would succeed', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const key = randomUUID();
+    const take = { itemId: f.item.id, locationId: f.location.id, qtyDelta: -5, reason: 'pick' };
+    const first = await post(t, key, take, '/v1/inventory/adjustments').expect(409);
+    expect(first.body).toMatchObject({ error: 'insufficient_stock', status: 409 });
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
+    const again = await post(t, key, take, '/v1/inventory/adjustments').expect(409);
+    expect(again.text).toBe(first.text);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(await onHand(t, f.item.id, f.location.id)).toBe(10);
+    // the key is taken by the failed request: another request with it is a conflict
+    const other = await post(t, key, { ...take, qtyDelta: -4 }, '/v1/inventory/adjustments').expect(409);
+    expect(other.body.error).toBe('idempotency_conflict');
+    expect(await onHand(t, f.item.id, f.location.id)).toBe(10);
+  });
+
+  it('a 400 validation error is stored and replayed with the same body', async () => {
     const t = await newTenant(ctx);
     const key = randomUUID();
-    await post(t, key, { code: 'FAIL', name: 'Fail', decimals: 9 }).expect(400);
+    const first = await post(t, key, { code: 'FAIL', name: 'Fail', decimals: 9 }).expect(400);
+    expect(first.body).toMatchObject({ error: 'validation_failed', details: [expect.objectContaining({ field: 'decimals' })] });
+    const again = await post(t, key, { code: 'FAIL', name: 'Fail', decimals: 9 }).expect(400);
+    expect(again.text).toBe(first.text);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    const [row] = await ctx.db.query(`SELECT status_code, response FROM idempotency_keys WHERE tenant_id = $1 AND key = $2`, [t.tenantId, key]);
+    expect(row).toEqual({ status_code: 400, response: first.body });
+    // a corrected request needs a new key
+    await post(t, key, { code: 'FAIL', name: 'Fail', decimals: 2 }).expect(409);
+    expect(await uomRows(t, 'FAIL')).toEqual([]);
+  });
+
+  it('a failed request is stored once when repeated in parallel', async () => {
+    const t = await newTenant(ctx);
     await t.post('/v1/uoms', { code: 'TAKEN', name: 'Taken', decimals: 0 }).expect(201);
-    await post(t, key, { code: 'TAKEN', name: 'Taken', decimals: 0 }).expect(409); // duplicate, rolled back with the key
-    const keys = await ctx.db.query(`SELECT key FROM idempotency_keys WHERE tenant_id = $1`, [t.tenantId]);
-    expect(keys).toEqual([]);
-    const ok = await post(t, key, { code: 'FAIL', name: 'Fail', decimals: 2 }).expect(201);
-    expect(ok.body.data.decimals).toBe(2);
+    const key = randomUUID();
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => post(t, key, { code: 'TAKEN', name: 'Taken', decimals: 0 })),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(10).fill(409));
+    expect(new Set(responses.map((r) => r.text)).size).toBe(1);
+    expect(responses[0].body.error).toBe('duplicate');
+    const rows = await ctx.db.query(`SELECT status_code, response FROM idempotency_keys WHERE tenant_id = $1`, [t.tenantId]);
+    expect(rows).toEqual([{ status_code: 409, response: responses[0].body }]);
+  });
+
+  it('replays the original bytes: same field order, timestamps as sent', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const key = randomUUID();
+    const body = { itemId: f.item.id, locationId: f.location.id, qtyDelta: 3, reason: 'opening stock' };
+    const first = await post(t, key, body, '/v1/inventory/adjustments').expect(201);
+    expect(first.body.data.postedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const again = await post(t, key, body, '/v1/inventory/adjustments').expect(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect(await onHand(t, f.item.id, f.location.id)).toBe(3);
   });
 
   it('stores the response with the effect, in one transaction', async () => {
@@ -117,6 +169,16 @@ describe('Idempotency-Key (CONTRACT §1)', () => {
       [t.tenantId, recent],
     );
     await post(t, recent, { code: 'RECENT', name: 'Recent', decimals: 0 }).expect(409);
+    // a failure under an expired key replaces the old row too
+    const expiredThenFailed = randomUUID();
+    await ctx.db.query(
+      `INSERT INTO idempotency_keys (tenant_id, key, request_hash, status_code, response, created_at)
+       VALUES ($1, $2, 'old-request', 201, '{"data": "old"}', now() - interval '25 hours')`,
+      [t.tenantId, expiredThenFailed],
+    );
+    const failed = await post(t, expiredThenFailed, { code: 'BAD', name: 'Bad', decimals: 9 }).expect(400);
+    const [row] = await ctx.db.query(`SELECT status_code, response FROM idempotency_keys WHERE tenant_id = $1 AND key = $2`, [t.tenantId, expiredThenFailed]);
+    expect(row).toEqual({ status_code: 400, response: failed.body });
   });
 
   it('validates the key: 1..200 characters', async () => {
@@ -138,7 +200,7 @@ describe('Idempotency-Key (CONTRACT §1)', () => {
     const doc = (await ctx.http.get('/docs/openapi.json').expect(200)).body;
     const params = doc.paths['/v1/uoms'].post.parameters as Array<{ name: string; in: string; description: string }>;
     expect(params).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]));
-    expect(params.find((p) => p.name === 'Idempotency-Key')!.description).toMatch(/fails is rolled back/);
+    expect(params.find((p) => p.name === 'Idempotency-Key')!.description).toMatch(/5xx.*not stored/);
     expect(doc.paths['/v1/uoms'].get.parameters ?? []).not.toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key' })]));
   });
 });

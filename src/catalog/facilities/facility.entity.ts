@@ -1,5 +1,5 @@
 import { Column, Entity } from 'typeorm';
-import { DocumentEntity } from '../../common/entity';
+import { documentAudit, DocumentEntity } from '../../common/entity';
 
 export const FACILITY_TYPES = ['warehouse', 'store', 'plant'] as const;
 export type FacilityType = (typeof FACILITY_TYPES)[number];
@@ -29,8 +29,6 @@ export const facilityView = (f: Facility) => ({
   type: f.type,
   address: f.address,
   isActive: f.isActive,
-  version: f.version,
-  createdAt: f.createdAt,
-  updatedAt: f.updatedAt,
+  ...documentAudit(f),
 });
 export type FacilityView = ReturnType<typeof facilityView>;

@@ -1,5 +1,5 @@
 import { Column, Entity } from 'typeorm';
-import { DocumentEntity, TenantEntity } from '../../common/entity';
+import { DocumentAudit, documentAudit, DocumentEntity, TenantEntity } from '../../common/entity';
 import { numericTransformer } from '../../common/numeric';
 
 export const ITEM_KINDS = ['stock', 'non_stock', 'service'] as const;
@@ -73,7 +73,7 @@ export class ItemUomConversion extends ItemChild {
   factor: number;
 }
 
-export interface ItemView {
+export interface ItemView extends DocumentAudit {
   id: string;
   itemNo: string;
   name: string;
@@ -87,9 +87,6 @@ export interface ItemView {
   identifiers: { type: IdentifierType; value: string }[];
   attributes: { name: string; value: string }[];
   uomConversions: { uomId: string; factor: number }[];
-  version: number;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
 export interface ItemChildren {
@@ -112,7 +109,5 @@ export const itemView = (i: Item, c: ItemChildren): ItemView => ({
   identifiers: c.identifiers.map((x) => ({ type: x.type, value: x.value })),
   attributes: c.attributes.map((x) => ({ name: x.name, value: x.value })),
   uomConversions: c.uomConversions.map((x) => ({ uomId: x.uomId, factor: x.factor })),
-  version: i.version,
-  createdAt: i.createdAt,
-  updatedAt: i.updatedAt,
+  ...documentAudit(i),
 });

@@ -1,5 +1,5 @@
 import { Column, Entity } from 'typeorm';
-import { DocumentEntity } from '../../common/entity';
+import { documentAudit, DocumentAudit, DocumentEntity } from '../../common/entity';
 
 export const LOCATION_TYPES = ['zone', 'aisle', 'rack', 'bin', 'receiving', 'shipping', 'production', 'staging'] as const;
 export type LocationType = (typeof LOCATION_TYPES)[number];
@@ -32,7 +32,7 @@ export class Location extends DocumentEntity {
   isActive: boolean;
 }
 
-export interface LocationNode {
+export interface LocationNode extends DocumentAudit {
   id: string;
   facilityId: string;
   parentId: string | null;
@@ -41,9 +41,6 @@ export interface LocationNode {
   type: LocationType;
   path: string;
   isActive: boolean;
-  version: number;
-  createdAt: Date;
-  updatedAt: Date;
   children: LocationNode[];
 }
 
@@ -56,9 +53,7 @@ export const locationNode = (l: Location): LocationNode => ({
   type: l.type,
   path: l.path,
   isActive: l.isActive,
-  version: l.version,
-  createdAt: l.createdAt,
-  updatedAt: l.updatedAt,
+  ...documentAudit(l),
   children: [],
 });
 

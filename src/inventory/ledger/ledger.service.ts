@@ -148,21 +148,20 @@ export class LedgerService {
     if (!tracked.length) return;
     const byId = tracked.filter((l) => l.line.lotId);
     const byNo = tracked.filter((l) => !l.line.lotId);
-    const found: Array<{ id: string; item_id: string; lot_no: string; expiry_date: string | null }> = await this.m.query(
-      `SELECT id, item_id, lot_no, to_char(expiry_date, 'YYYY-MM-DD') AS expiry_date FROM lots
+    const found: Array<{ id: string; itemId: string; lot_no: string; expiry_date: string | null }> = await this.m.query(
+      `SELECT id, item_id AS "itemId", lot_no, to_char(expiry_date, 'YYYY-MM-DD') AS expiry_date FROM lots
         WHERE tenant_id = $1
           AND (id = ANY($2::uuid[]) OR (item_id, lot_no) IN (SELECT * FROM unnest($3::uuid[], $4::text[])))`,
       [this.tenant, byId.map((l) => l.line.lotId), byNo.map((l) => l.item.id), byNo.map((l) => l.line.lotNo)],
     );
     for (const l of byId) {
       const lot = found.find((x) => x.id === l.line.lotId);
-      if (!lot) throw unknownReference(at(l.line.field, 'lotId'));
-      if (lot.item_id !== l.item.id) throw invalidField(at(l.line.field, 'lotId'), `is a lot of another item, not of ${l.item.itemNo}`);
-      this.checkExpiry(l, lot.expiry_date);
-      l.lotId = lot.id;
+      this.refs.lotOfItem(lot, l.item, at(l.line.field, 'lotId'));
+      this.checkExpiry(l, lot!.expiry_date);
+      l.lotId = lot!.id;
     }
     for (const l of byNo) {
-      const lot = found.find((x) => x.item_id === l.item.id && x.lot_no === l.line.lotNo);
+      const lot = found.find((x) => x.itemId === l.item.id && x.lot_no === l.line.lotNo);
       if (lot) {
         this.checkExpiry(l, lot.expiry_date);
         l.lotId = lot.id;
@@ -637,21 +636,12 @@ export class LedgerService {
 
   private async explicitPlan(r: ReservationRow, item: ItemRef, pins: Pin[], remaining: Decimal): Promise<AllocationPlan[]> {
     const locations = await this.refs.locations(pins.map((p) => p.locationId));
-    const lots: Array<{ id: string; item_id: string }> = await this.m.query(
-      `SELECT id, item_id FROM lots WHERE tenant_id = $1 AND id = ANY($2::uuid[])`,
-      [this.tenant, unique(pins.flatMap((p) => (p.lotId ? [p.lotId] : [])))],
-    );
+    const lots = await this.refs.lots(pins.flatMap((p) => (p.lotId ? [p.lotId] : [])));
     const plan: AllocationPlan[] = [];
     for (const [i, pin] of pins.entries()) {
       const field = `allocations[${i}]`;
       const loc = this.refs.location(locations, pin.locationId, `${field}.locationId`, r.facility_id);
-      if (item.lotTracked && !pin.lotId) throw invalidField(`${field}.lotId`, `is required: ${item.itemNo} is lot-tracked`);
-      if (!item.lotTracked && pin.lotId) throw invalidField(`${field}.lotId`, `must be empty: ${item.itemNo} is not lot-tracked`);
-      if (pin.lotId) {
-        const lot = lots.find((l) => l.id === pin.lotId);
-        if (!lot) throw unknownReference(`${field}.lotId`);
-        if (lot.item_id !== item.id) throw invalidField(`${field}.lotId`, `is a lot of another item, not of ${item.itemNo}`);
-      }
+      this.refs.checkLotId(lots, pin.lotId, item, `${field}.lotId`);
       const q = this.positiveQty(pin.qty, item, `${field}.qty`);
       const [balance]: Array<{ id: string; status_id: string }> = await this.m.query(
         `SELECT b.id, b.status_id FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id

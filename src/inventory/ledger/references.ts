@@ -22,6 +22,11 @@ export interface LocationRef {
   isActive: boolean;
 }
 
+export interface LotRef {
+  id: string;
+  itemId: string;
+}
+
 export interface StatusRef {
   id: string;
   code: string;
@@ -82,6 +87,28 @@ export class LedgerReferences {
     if (facilityId && loc.facilityId !== facilityId) throw invalidField(field, 'is a location of another facility');
     if (!loc.isActive) throw invalidState(`Location ${loc.code} is inactive`);
     return loc;
+  }
+
+  async lots(ids: string[]): Promise<LotRef[]> {
+    if (!ids.length) return [];
+    return this.uow.manager.query(`SELECT id, item_id AS "itemId" FROM lots WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [
+      this.uow.tenantId,
+      unique(ids),
+    ]);
+  }
+
+  /** A lot named by id must exist (404 naming the field) and be a lot of `item` (400). */
+  lotOfItem(lot: LotRef | undefined, item: ItemRef, field: string): LotRef {
+    if (!lot) throw unknownReference(field);
+    if (lot.itemId !== item.id) throw invalidField(field, `is a lot of another item, not of ${item.itemNo}`);
+    return lot;
+  }
+
+  /** `lotId` of a document line or pin: required for a lot-tracked item, refused otherwise, and the item's own. */
+  checkLotId(lots: LotRef[], lotId: string | null | undefined, item: ItemRef, field: string): void {
+    if (item.lotTracked && !lotId) throw invalidField(field, `is required: ${item.itemNo} is lot-tracked`);
+    if (!item.lotTracked && lotId) throw invalidField(field, `must be empty: ${item.itemNo} is not lot-tracked`);
+    if (lotId) this.lotOfItem(lots.find((l) => l.id === lotId), item, field);
   }
 
   async facilityExists(id: string, field: string): Promise<void> {

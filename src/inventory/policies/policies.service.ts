@@ -6,7 +6,7 @@ import { page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
 import { assertVersion } from '../../common/versioning';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { touchDocument } from '../documents';
+import { auditView, DocumentRow, touchDocument } from '../documents';
 import { LedgerService } from '../ledger/ledger.service';
 import { num, qty as toQty, sql } from '../ledger/quantity';
 import { ItemRef, LedgerReferences } from '../ledger/references';
@@ -14,8 +14,7 @@ import { UomConversion } from '../ledger/uom-conversion';
 import { CreatePolicyDto, PolicyQuery, UpdatePolicyDto } from './dto/policy.dto';
 import { suggestedQty } from './reorder-math';
 
-interface PolicyRow {
-  id: string;
+interface PolicyRow extends Omit<DocumentRow, 'status'> {
   item_id: string;
   facility_id: string;
   min_qty: string;
@@ -24,9 +23,6 @@ interface PolicyRow {
   reorder_qty: string;
   lead_time_days: number;
   is_active: boolean;
-  version: number;
-  created_at: Date;
-  updated_at: Date;
 }
 
 const policyView = (p: PolicyRow) => ({
@@ -39,9 +35,7 @@ const policyView = (p: PolicyRow) => ({
   reorderQty: num(p.reorder_qty),
   leadTimeDays: p.lead_time_days,
   isActive: p.is_active,
-  version: p.version,
-  createdAt: p.created_at,
-  updatedAt: p.updated_at,
+  ...auditView(p),
 });
 export type PolicyView = ReturnType<typeof policyView>;
 

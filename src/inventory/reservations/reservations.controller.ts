@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../../auth/decorators';
+import { toDate } from '../../common/dates';
 import { UuidParam } from '../../common/uuid';
 import { IfMatch } from '../../common/versioning';
 import { LedgerService } from '../ledger/ledger.service';
@@ -31,13 +32,13 @@ export class ReservationsController {
   @Post('reservations')
   @Permissions('inventory:write')
   async create(@Body() body: CreateReservationDto) {
-    return { data: await this.ledger.reserve(body) };
+    return { data: await this.ledger.reserve({ ...body, expiresAt: toDate(body.expiresAt) }) };
   }
 
   @Patch('reservations/:id')
   @Permissions('inventory:write')
   async update(@UuidParam('id', 'Reservation') id: string, @Body() body: UpdateReservationDto, @IfMatch() ifMatch?: number) {
-    return { data: await this.ledger.updateReservation(id, body, ifMatch) };
+    return { data: await this.ledger.updateReservation(id, { ...body, expiresAt: toDate(body.expiresAt) }, ifMatch) };
   }
 
   @Post('reservations/:id/allocate')

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { page, PageQuery } from '../../common/pagination';
+import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { CreateStatusDto } from './dto/create-status.dto';
 
@@ -13,13 +14,14 @@ const view = (r: { id: string; code: string; name: string; is_available: boolean
 export class StatusesService {
   constructor(private readonly uow: UnitOfWork) {}
 
-  /** Ordered by code. */
+  /** Ordered by code; q searches code and name. */
   async list(query: PageQuery) {
     const m = this.uow.manager;
-    const [{ count }] = await m.query(`SELECT count(*)::int AS count FROM stock_statuses WHERE tenant_id = $1`, [this.uow.tenantId]);
+    const f = new SqlFilters(this.uow.tenantId).search(['code', 'name'], query.q);
+    const [{ count }] = await m.query(`SELECT count(*)::int AS count FROM stock_statuses WHERE ${f.where}`, f.params);
     const rows = await m.query(
-      `SELECT id, code, name, is_available FROM stock_statuses WHERE tenant_id = $1 ORDER BY code LIMIT $2 OFFSET $3`,
-      [this.uow.tenantId, query.limit, query.offset],
+      `SELECT id, code, name, is_available FROM stock_statuses WHERE ${f.where} ORDER BY code ${f.page(query)}`,
+      f.params,
     );
     return page(rows.map(view), count, query);
   }

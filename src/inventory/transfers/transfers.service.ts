@@ -214,9 +214,7 @@ export class TransfersService {
     const items = await this.refs.items(lines.map((l) => l.itemId));
     const locations = await this.refs.locations(lines.flatMap((l) => [l.fromLocationId, l.toLocationId]));
     const lotIds = lines.map((l) => l.lotId).filter((x): x is string => !!x);
-    const lots: Array<{ id: string; item_id: string }> = lotIds.length
-      ? await this.m.query(`SELECT id, item_id FROM lots WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [this.uow.tenantId, lotIds])
-      : [];
+    const lots = await this.refs.lots(lotIds);
     const checked: NewLine[] = [];
     for (const [i, line] of lines.entries()) {
       const f = `lines[${i}]`;
@@ -224,9 +222,7 @@ export class TransfersService {
       this.refs.location(locations, line.fromLocationId, `${f}.fromLocationId`, fromFacilityId);
       this.refs.location(locations, line.toLocationId, `${f}.toLocationId`, toFacilityId);
       const qty = await this.uoms.toBase(item, line.uomId, line.qty, `${f}.qty`);
-      if (item.lotTracked && !line.lotId) throw invalidField(`${f}.lotId`, `is required: ${item.itemNo} is lot-tracked`);
-      if (!item.lotTracked && line.lotId) throw invalidField(`${f}.lotId`, `must be empty: ${item.itemNo} is not lot-tracked`);
-      if (line.lotId && !lots.some((t) => t.id === line.lotId && t.item_id === item.id)) throw unknownReference(`${f}.lotId`);
+      this.refs.checkLotId(lots, line.lotId, item, `${f}.lotId`);
       const serialNos = line.serialNos ?? [];
       if (!item.serialTracked && serialNos.length) throw invalidField(`${f}.serialNos`, `must be empty: ${item.itemNo} is not serial-tracked`);
       if (item.serialTracked && !qty.isInteger()) throw invalidField(`${f}.qty`, `must be whole units: ${item.itemNo} is serial-tracked`);

@@ -1,8 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize,
-  IsArray,
   IsBoolean,
   IsIn,
   IsOptional,
@@ -11,11 +8,10 @@ import {
   Max,
   MaxLength,
   MinLength,
-  ValidateNested,
 } from 'class-validator';
 import { MaxDecimals } from '../../../common/decimals';
 import { IsUuidRef } from '../../../common/uuid';
-import { IsOptionalNonNull } from '../../../common/validation';
+import { IsOptionalNonNull, NestedArray } from '../../../common/validation';
 import { IDENTIFIER_TYPES, type IdentifierType, ITEM_KINDS, type ItemKind, TRACKING_MODES, type TrackingMode } from '../item.entity';
 
 export const MAX_ITEM_CHILDREN = 100;
@@ -89,14 +85,14 @@ export class CreateItemDto {
   isActive?: boolean;
 
   @ApiPropertyOptional({ type: [ItemIdentifierDto], maxItems: MAX_ITEM_CHILDREN })
-  @IsOptionalNonNull() @IsArray() @ArrayMaxSize(MAX_ITEM_CHILDREN) @ValidateNested({ each: true }) @Type(() => ItemIdentifierDto)
+  @IsOptionalNonNull() @NestedArray(ItemIdentifierDto, { max: MAX_ITEM_CHILDREN })
   identifiers?: ItemIdentifierDto[];
 
   @ApiPropertyOptional({ type: [ItemAttributeDto], maxItems: MAX_ITEM_CHILDREN })
-  @IsOptionalNonNull() @IsArray() @ArrayMaxSize(MAX_ITEM_CHILDREN) @ValidateNested({ each: true }) @Type(() => ItemAttributeDto)
+  @IsOptionalNonNull() @NestedArray(ItemAttributeDto, { max: MAX_ITEM_CHILDREN })
   attributes?: ItemAttributeDto[];
 
   @ApiPropertyOptional({ type: [ItemUomConversionDto], maxItems: MAX_ITEM_CHILDREN })
-  @IsOptionalNonNull() @IsArray() @ArrayMaxSize(MAX_ITEM_CHILDREN) @ValidateNested({ each: true }) @Type(() => ItemUomConversionDto)
+  @IsOptionalNonNull() @NestedArray(ItemUomConversionDto, { max: MAX_ITEM_CHILDREN })
   uomConversions?: ItemUomConversionDto[];
 }

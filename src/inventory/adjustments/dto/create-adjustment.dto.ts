@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  ArrayMaxSize, IsArray, Max, Min, IsISO8601, IsNumber, IsOptional, IsString, Length, MaxLength, MinLength, NotEquals,
+  ArrayMaxSize, IsArray, Max, Min, IsNumber, IsOptional, IsString, Length, MaxLength, MinLength, NotEquals,
 } from 'class-validator';
-
+import { IsCalendarDate } from '../../../common/dates';
 import { MaxDecimals } from '../../../common/decimals';
 import { IsUuidRef } from '../../../common/uuid';
 import { MAX_QTY } from '../../ledger/quantity';
@@ -28,8 +28,8 @@ export class CreateAdjustmentDto {
   @IsOptional() @IsString() @Length(1, 100)
   lotNo?: string;
 
-  @ApiPropertyOptional({ description: 'YYYY-MM-DD; for a new lot (required when expiry-tracked)' })
-  @IsOptional() @IsISO8601({ strict: true }) @Length(10, 10, { message: 'must be a date YYYY-MM-DD' })
+  @ApiPropertyOptional({ format: 'date', description: 'YYYY-MM-DD; for a new lot (required when expiry-tracked)' })
+  @IsOptional() @IsCalendarDate()
   expiryDate?: string;
 
   @ApiPropertyOptional({ type: [String], description: 'serial-tracked items: one per unit' })

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
+import { IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { PageQuery } from '../../../common/pagination';
 import { IsUuidRef } from '../../../common/uuid';
+import { NestedArray } from '../../../common/validation';
 import { MAX_DOCUMENT_LINES, NonNegativeQuantity } from '../../dto-rules';
 
 export const COUNT_STATUSES = ['open', 'completed', 'cancelled'] as const;
@@ -29,7 +29,7 @@ export class CountLineDto {
 
 export class CountLinesDto {
   @ApiProperty({ type: [CountLineDto], description: 'a later count of the same (itemId, locationId, lotNo) replaces the earlier one' })
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_DOCUMENT_LINES) @ValidateNested({ each: true }) @Type(() => CountLineDto)
+  @NestedArray(CountLineDto, { min: 1, max: MAX_DOCUMENT_LINES })
   lines: CountLineDto[];
 }
 

@@ -1,10 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsDate, IsIn, IsOptional, IsString, MaxLength, ValidateNested,
-} from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsDateTime } from '../../../common/dates';
 import { PageQuery } from '../../../common/pagination';
 import { IsUuidRef } from '../../../common/uuid';
+import { IsOptionalNonNull, NestedArray } from '../../../common/validation';
 import { Quantity } from '../../dto-rules';
 
 export const DEMAND_TYPES = ['sales_order', 'work_order', 'transfer_order', 'manual'] as const;
@@ -17,15 +16,17 @@ export class CreateReservationDto {
   @ApiPropertyOptional({ enum: DEMAND_TYPES, default: 'manual' }) @IsOptional() @IsIn(DEMAND_TYPES) demandType?: (typeof DEMAND_TYPES)[number];
   @ApiPropertyOptional() @IsOptional() @IsUuidRef() demandId?: string;
   @ApiPropertyOptional() @IsOptional() @IsUuidRef() demandLineId?: string;
-  @ApiPropertyOptional({ description: 'ISO 8601; after it the reservation stops holding stock and reads as released' })
-  @IsOptional() @Type(() => Date) @IsDate({ message: 'must be an ISO 8601 date-time' })
-  expiresAt?: Date;
+  @ApiPropertyOptional({ type: String, format: 'date-time', description: 'ISO 8601; after it the reservation stops holding stock and reads as released' })
+  @IsOptional() @IsDateTime()
+  expiresAt?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(1000) notes?: string;
 }
 
 export class UpdateReservationDto {
-  @ApiPropertyOptional({ description: 'not below qtyAllocated + qtyFulfilled; re-checked against ATP' }) @IsOptional() @Quantity() qty?: number;
-  @ApiPropertyOptional({ nullable: true }) @IsOptional() @Type(() => Date) @IsDate({ message: 'must be an ISO 8601 date-time' }) expiresAt?: Date | null;
+  @ApiPropertyOptional({ description: 'not below qtyAllocated + qtyFulfilled; re-checked against ATP' }) @IsOptionalNonNull() @Quantity() qty?: number;
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'ISO 8601; null clears it' })
+  @IsOptional() @IsDateTime()
+  expiresAt?: string | null;
   @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(1000) notes?: string | null;
 }
 
@@ -37,7 +38,7 @@ export class PinDto {
 
 export class AllocateDto {
   @ApiPropertyOptional({ type: [PinDto], description: 'omit to allocate the remainder automatically (earliest expiry, oldest lot, location code)' })
-  @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(500) @ValidateNested({ each: true }) @Type(() => PinDto)
+  @IsOptional() @NestedArray(PinDto, { min: 1, max: 500 })
   allocations?: PinDto[];
 }
 

@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsISO8601, IsOptional, IsUUID } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsUUID } from 'class-validator';
+import { IsDateTime } from '../../../common/dates';
 import { PageQuery, toBoolean } from '../../../common/pagination';
 import { TRANSACTION_TYPES } from '../../ledger/posting';
 
@@ -27,8 +28,8 @@ export class TransactionQuery extends PageQuery {
   @ApiPropertyOptional() @IsOptional() @IsUUID() locationId?: string;
   @ApiPropertyOptional({ enum: TRANSACTION_TYPES }) @IsOptional() @IsIn(TRANSACTION_TYPES) type?: string;
   @ApiPropertyOptional() @IsOptional() @IsUUID() sourceId?: string;
-  @ApiPropertyOptional({ description: 'postedAt >= from (ISO 8601)' }) @IsOptional() @IsISO8601() from?: string;
-  @ApiPropertyOptional({ description: 'postedAt < to (ISO 8601)' }) @IsOptional() @IsISO8601() to?: string;
+  @ApiPropertyOptional({ description: 'postedAt >= from (ISO 8601)' }) @IsOptional() @IsDateTime() from?: string;
+  @ApiPropertyOptional({ description: 'postedAt < to (ISO 8601)' }) @IsOptional() @IsDateTime() to?: string;
 }
 
 export class LotQuery extends PageQuery {

@@ -1,10 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, Length, MaxLength, ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { PageQuery } from '../../../common/pagination';
 import { IsUuidRef } from '../../../common/uuid';
+import { IsOptionalNonNull, NestedArray } from '../../../common/validation';
 import { MAX_DOCUMENT_LINES } from '../../dto-rules';
 import { Quantity } from '../../dto-rules';
 
@@ -40,7 +38,7 @@ export class TransferLineDto {
 
 class TransferLinesDto {
   @ApiProperty({ type: [TransferLineDto], description: 'numbered lineNo 1..n in the order given' })
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_DOCUMENT_LINES) @ValidateNested({ each: true }) @Type(() => TransferLineDto)
+  @NestedArray(TransferLineDto, { min: 1, max: MAX_DOCUMENT_LINES })
   lines: TransferLineDto[];
 }
 
@@ -54,7 +52,7 @@ export class UpdateTransferDto {
   @ApiPropertyOptional({ maxLength: 2000, nullable: true }) @IsOptional() @IsString() @MaxLength(2000) notes?: string | null;
 
   @ApiPropertyOptional({ type: [TransferLineDto], description: 'replaces all lines' })
-  @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_DOCUMENT_LINES) @ValidateNested({ each: true }) @Type(() => TransferLineDto)
+  @IsOptionalNonNull() @NestedArray(TransferLineDto, { min: 1, max: MAX_DOCUMENT_LINES })
   lines?: TransferLineDto[];
 }
 
