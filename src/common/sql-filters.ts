@@ -1,3 +1,4 @@
+import type { EntityManager } from 'typeorm';
 import { likePattern, PageQuery } from './pagination';
 
 /**
@@ -38,6 +39,16 @@ export class SqlFilters {
   get where(): string {
     const tenant = `${this.alias ? `${this.alias}.` : ''}tenant_id = $1`;
     return [tenant, ...this.conditions].join(' AND ');
+  }
+
+  /**
+   * One page of `select` (a query over these filters, without ORDER BY or LIMIT) in `orderBy` order,
+   * and the total number of its rows: what every list endpoint returns.
+   */
+  async pageOf<T>(m: EntityManager, select: string, orderBy: string, query: PageQuery): Promise<{ rows: T[]; count: number }> {
+    const [{ count }] = await m.query(`SELECT count(*)::int AS count FROM (${select}) AS counted`, this.params);
+    const rows: T[] = await m.query(`${select} ORDER BY ${orderBy} ${this.page(query)}`, this.params);
+    return { rows, count };
   }
 
   /** LIMIT/OFFSET of the page as parameters; call after every filter is added. */

@@ -87,11 +87,7 @@ export class CountSessionsService {
       .add('status = ?', query.status)
       .add('facility_id = ?', query.facilityId)
       .search(['session_no'], query.q);
-    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count FROM count_sessions WHERE ${f.where}`, f.params);
-    const rows: SessionRow[] = await this.m.query(
-      `SELECT * FROM count_sessions WHERE ${f.where} ORDER BY created_at DESC, id DESC ${f.page(query)}`,
-      f.params,
-    );
+    const { rows, count } = await f.pageOf<SessionRow>(this.m, `SELECT * FROM count_sessions WHERE ${f.where}`, 'created_at DESC, id DESC', query);
     const lines = await this.linesOf(rows.map((r) => r.id));
     return page(rows.map((r) => sessionView(r, lines.filter((l) => l.session_id === r.id))), count, query);
   }

@@ -72,9 +72,12 @@ export class PoliciesService {
       .add('r.item_id = ?', query.itemId)
       .add('r.facility_id = ?', query.facilityId)
       .search(['i.item_no', 'i.name'], query.q);
-    const from = `FROM reorder_policies r JOIN items i ON i.tenant_id = r.tenant_id AND i.id = r.item_id WHERE ${f.where}`;
-    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count ${from}`, f.params);
-    const rows: PolicyRow[] = await this.m.query(`SELECT r.* ${from} ORDER BY r.created_at DESC, r.id DESC ${f.page(query)}`, f.params);
+    const { rows, count } = await f.pageOf<PolicyRow>(
+      this.m,
+      `SELECT r.* FROM reorder_policies r JOIN items i ON i.tenant_id = r.tenant_id AND i.id = r.item_id WHERE ${f.where}`,
+      'r.created_at DESC, r.id DESC',
+      query,
+    );
     return page(rows.map(policyView), count, query);
   }
 
@@ -136,11 +139,7 @@ export class PoliciesService {
           LEFT JOIN inventory_positions p ON p.tenant_id = r.tenant_id AND p.item_id = r.item_id AND p.facility_id = r.facility_id
          WHERE ${f.where} AND r.is_active)
       SELECT * FROM projection WHERE projected_qty < min_qty + safety_stock`;
-    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count FROM (${projection}) s`, f.params);
-    const rows: Array<PolicyRow & { projected_qty: string }> = await this.m.query(
-      `${projection} ORDER BY created_at DESC, id DESC ${f.page(query)}`,
-      f.params,
-    );
+    const { rows, count } = await f.pageOf<PolicyRow & { projected_qty: string }>(this.m, projection, 'created_at DESC, id DESC', query);
     return page(
       rows.map((r) => ({
         itemId: r.item_id,

@@ -24,11 +24,7 @@ export class ReservationsService {
       .add('demand_id = ?', query.demandId)
       .search(['reservation_no', 'notes'], query.q);
     const m = this.uow.manager;
-    const [{ count }] = await m.query(`SELECT count(*)::int AS count FROM reservations WHERE ${f.where}`, f.params);
-    const rows: ReservationRow[] = await m.query(
-      `SELECT * FROM reservations WHERE ${f.where} ORDER BY created_at DESC, id DESC ${f.page(query)}`,
-      f.params,
-    );
+    const { rows, count } = await f.pageOf<ReservationRow>(m, `SELECT * FROM reservations WHERE ${f.where}`, 'created_at DESC, id DESC', query);
     const allocations: AllocationRow[] = rows.length
       ? await m.query(
           `SELECT * FROM allocations WHERE tenant_id = $1 AND reservation_id = ANY($2::uuid[]) AND status = 'active' ORDER BY created_at, id`,
@@ -51,11 +47,11 @@ export class ReservationsService {
       .add('reservation_id = ?', query.reservationId)
       .add('item_id = ?', query.itemId)
       .add('location_id = ?', query.locationId);
-    const m = this.uow.manager;
-    const [{ count }] = await m.query(`SELECT count(*)::int AS count FROM allocations WHERE ${f.where}`, f.params);
-    const rows: AllocationRow[] = await m.query(
-      `SELECT * FROM allocations WHERE ${f.where} ORDER BY created_at DESC, id DESC ${f.page(query)}`,
-      f.params,
+    const { rows, count } = await f.pageOf<AllocationRow>(
+      this.uow.manager,
+      `SELECT * FROM allocations WHERE ${f.where}`,
+      'created_at DESC, id DESC',
+      query,
     );
     return page(rows.map(allocationView), count, query);
   }

@@ -5,7 +5,14 @@ import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { CreateStatusDto } from './dto/create-status.dto';
 
-const view = (r: { id: string; code: string; name: string; is_available: boolean }) => ({
+interface StatusRow {
+  id: string;
+  code: string;
+  name: string;
+  is_available: boolean;
+}
+
+const view = (r: StatusRow) => ({
   id: r.id, code: r.code, name: r.name, isAvailable: r.is_available,
 });
 
@@ -16,12 +23,12 @@ export class StatusesService {
 
   /** Ordered by code; q searches code and name. */
   async list(query: PageQuery) {
-    const m = this.uow.manager;
     const f = new SqlFilters(this.uow.tenantId).search(['code', 'name'], query.q);
-    const [{ count }] = await m.query(`SELECT count(*)::int AS count FROM stock_statuses WHERE ${f.where}`, f.params);
-    const rows = await m.query(
-      `SELECT id, code, name, is_available FROM stock_statuses WHERE ${f.where} ORDER BY code ${f.page(query)}`,
-      f.params,
+    const { rows, count } = await f.pageOf<StatusRow>(
+      this.uow.manager,
+      `SELECT id, code, name, is_available FROM stock_statuses WHERE ${f.where}`,
+      'code, id',
+      query,
     );
     return page(rows.map(view), count, query);
   }

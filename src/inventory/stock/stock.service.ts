@@ -31,22 +31,22 @@ export class StockService {
       .add('b.lot_id = ?', query.lotId)
       .add('b.status_id = ?', query.statusId)
       .search(['i.item_no', 'i.name'], query.q);
-    const from = `FROM balances b
-      JOIN items i ON i.tenant_id = b.tenant_id AND i.id = b.item_id
-      JOIN locations l ON l.tenant_id = b.tenant_id AND l.id = b.location_id
-      JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id
-      LEFT JOIN lots t ON t.tenant_id = b.tenant_id AND t.id = b.lot_id
-      WHERE ${f.where} AND b.qty_on_hand <> 0`;
-    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count ${from}`, f.params);
-    const rows = await this.m.query(
+    const { rows, count } = await f.pageOf<Record<string, string | null>>(
+      this.m,
       `SELECT b.item_id, i.item_no, b.facility_id, b.location_id, b.lot_id, t.lot_no,
               to_char(t.expiry_date, 'YYYY-MM-DD') AS expiry_date, b.status_id, s.code AS status_code,
-              b.qty_on_hand, b.qty_allocated
-         ${from} ORDER BY i.item_no, l.path, t.lot_no NULLS FIRST, s.code, b.id ${f.page(query)}`,
-      f.params,
+              b.qty_on_hand, b.qty_allocated, l.path, b.id
+         FROM balances b
+         JOIN items i ON i.tenant_id = b.tenant_id AND i.id = b.item_id
+         JOIN locations l ON l.tenant_id = b.tenant_id AND l.id = b.location_id
+         JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id
+         LEFT JOIN lots t ON t.tenant_id = b.tenant_id AND t.id = b.lot_id
+        WHERE ${f.where} AND b.qty_on_hand <> 0`,
+      'item_no, path, lot_no NULLS FIRST, status_code, id',
+      query,
     );
     return page(
-      rows.map((r: Record<string, string | null>) => ({
+      rows.map((r) => ({
         itemId: r.item_id,
         itemNo: r.item_no,
         facilityId: r.facility_id,
@@ -76,19 +76,19 @@ export class StockService {
         .add('p.item_id = ?', query.itemId)
         .add('p.facility_id = ?', query.facilityId)
         .search(['i.item_no', 'i.name'], query.q);
-      const from = `FROM inventory_positions p
-        JOIN items i ON i.tenant_id = p.tenant_id AND i.id = p.item_id
-        JOIN facilities c ON c.tenant_id = p.tenant_id AND c.id = p.facility_id
-        WHERE ${f.where} AND (p.qty_available_on_hand <> 0 OR p.qty_allocated <> 0 OR p.qty_reserved <> 0)`;
-      const [{ count }] = await this.m.query(`SELECT count(*)::int AS count ${from}`, f.params);
-      const rows = await this.m.query(
+      const { rows, count } = await f.pageOf<Record<string, string>>(
+        this.m,
         `SELECT p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved,
-                p.qty_available_on_hand - p.qty_allocated - p.qty_reserved AS atp
-           ${from} ORDER BY i.item_no, c.code, p.item_id, p.facility_id ${f.page(query)}`,
-        f.params,
+                p.qty_available_on_hand - p.qty_allocated - p.qty_reserved AS atp, i.item_no, c.code AS facility_code
+           FROM inventory_positions p
+           JOIN items i ON i.tenant_id = p.tenant_id AND i.id = p.item_id
+           JOIN facilities c ON c.tenant_id = p.tenant_id AND c.id = p.facility_id
+          WHERE ${f.where} AND (p.qty_available_on_hand <> 0 OR p.qty_allocated <> 0 OR p.qty_reserved <> 0)`,
+        'item_no, facility_code, item_id, facility_id',
+        query,
       );
       return page(
-        rows.map((r: Record<string, string>) => ({
+        rows.map((r) => ({
           itemId: r.item_id,
           facilityId: r.facility_id,
           qtyOnHand: num(r.qty_available_on_hand),
@@ -115,10 +115,9 @@ export class StockService {
        WHERE ${f.where}
        GROUP BY b.item_id, b.facility_id, b.location_id, i.item_no, l.path
       HAVING sum(b.qty_on_hand) <> 0`;
-    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count FROM (${grouped}) g`, f.params);
-    const rows = await this.m.query(`${grouped} ORDER BY i.item_no, l.path, b.item_id, b.location_id ${f.page(query)}`, f.params);
+    const { rows, count } = await f.pageOf<Record<string, string>>(this.m, grouped, 'item_no, path, item_id, location_id', query);
     return page(
-      rows.map((r: Record<string, string>) => ({
+      rows.map((r) => ({
         itemId: r.item_id,
         facilityId: r.facility_id,
         locationId: r.location_id,
@@ -148,14 +147,14 @@ export class StockService {
         `EXISTS (SELECT 1 FROM ledger_lines l WHERE l.tenant_id = t.tenant_id AND l.transaction_id = t.id AND ${line.map(([c]) => c).join(' AND ')})`,
         line.map(([, value]) => value),
       );
-    const from = `FROM ledger_transactions t WHERE ${f.where}`;
-    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count ${from}`, f.params);
-    const headers: TransactionRow[] = await this.m.query(
-      `SELECT t.* ${from} ORDER BY t.posted_at DESC, t.id DESC ${f.page(query)}`,
-      f.params,
+    const { rows, count } = await f.pageOf<TransactionRow>(
+      this.m,
+      `SELECT t.* FROM ledger_transactions t WHERE ${f.where}`,
+      't.posted_at DESC, t.id DESC',
+      query,
     );
-    const lines = await this.lines(headers.map((h) => h.id));
-    return page(headers.map((h) => transactionView(h, lines.filter((l) => l.transaction_id === h.id))), count, query);
+    const lines = await this.lines(rows.map((h) => h.id));
+    return page(rows.map((h) => transactionView(h, lines.filter((l) => l.transaction_id === h.id))), count, query);
   }
 
   async transaction(id: string) {
@@ -179,14 +178,14 @@ export class StockService {
   /** Newest first. */
   async lots(query: LotQuery) {
     const f = new SqlFilters(this.uow.tenantId).add('item_id = ?', query.itemId).search(['lot_no'], query.q);
-    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count FROM lots WHERE ${f.where}`, f.params);
-    const rows = await this.m.query(
-      `SELECT id, item_id, lot_no, to_char(expiry_date, 'YYYY-MM-DD') AS expiry_date FROM lots
-        WHERE ${f.where} ORDER BY created_at DESC, id DESC ${f.page(query)}`,
-      f.params,
+    const { rows, count } = await f.pageOf<Record<string, string>>(
+      this.m,
+      `SELECT id, item_id, lot_no, to_char(expiry_date, 'YYYY-MM-DD') AS expiry_date, created_at FROM lots WHERE ${f.where}`,
+      'created_at DESC, id DESC',
+      query,
     );
     return page(
-      rows.map((r: Record<string, string>) => ({ id: r.id, itemId: r.item_id, lotNo: r.lot_no, expiryDate: r.expiry_date })),
+      rows.map((r) => ({ id: r.id, itemId: r.item_id, lotNo: r.lot_no, expiryDate: r.expiry_date })),
       count,
       query,
     );
@@ -199,14 +198,14 @@ export class StockService {
       .add('location_id = ?', query.locationId)
       .add('in_stock = ?', query.inStock)
       .search(['serial_no'], query.q);
-    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count FROM serials WHERE ${f.where}`, f.params);
-    const rows = await this.m.query(
-      `SELECT id, item_id, serial_no, lot_id, location_id, status_id, in_stock FROM serials
-        WHERE ${f.where} ORDER BY serial_no, id ${f.page(query)}`,
-      f.params,
+    const { rows, count } = await f.pageOf<Record<string, string | boolean>>(
+      this.m,
+      `SELECT id, item_id, serial_no, lot_id, location_id, status_id, in_stock FROM serials WHERE ${f.where}`,
+      'serial_no, id',
+      query,
     );
     return page(
-      rows.map((r: Record<string, string | boolean>) => ({
+      rows.map((r) => ({
         id: r.id, itemId: r.item_id, serialNo: r.serial_no, lotId: r.lot_id, locationId: r.location_id, statusId: r.status_id, inStock: r.in_stock,
       })),
       count,

@@ -99,11 +99,7 @@ export class TransfersService {
       .add('from_facility_id = ?', query.fromFacilityId)
       .add('to_facility_id = ?', query.toFacilityId)
       .search(['transfer_no'], query.q);
-    const [{ count }] = await this.m.query(`SELECT count(*)::int AS count FROM transfer_orders WHERE ${f.where}`, f.params);
-    const rows: TransferRow[] = await this.m.query(
-      `SELECT * FROM transfer_orders WHERE ${f.where} ORDER BY created_at DESC, id DESC ${f.page(query)}`,
-      f.params,
-    );
+    const { rows, count } = await f.pageOf<TransferRow>(this.m, `SELECT * FROM transfer_orders WHERE ${f.where}`, 'created_at DESC, id DESC', query);
     const lines = await this.linesOf(rows.map((r) => r.id));
     return page(rows.map((r) => transferView(r, lines.filter((l) => l.transfer_order_id === r.id))), count, query);
   }
