@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ALL, newTenant, startApp, TestContext } from '../support/app';
+import { ISO_MS, subOf } from '../support/matchers';
 
-const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const subOf = (token: string): string => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sub;
 
 describe('Facilities', () => {
   let ctx: TestContext;

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { ALL, newTenant, startApp, Tenant, TestContext } from '../support/app';
+import { ISO_MS, subOf } from '../support/matchers';
 
-const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** The `sub` of a tenant's token (recorded as createdBy/updatedBy). */
-const subOf = (token: string): string => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sub;
 
 async function uomIds(t: Tenant): Promise<Record<string, string>> {
   const res = await t.get('/v1/uoms?limit=500').expect(200);

@@ -1,19 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { adjust, inventoryFixture } from './fixtures';
+import { adjust, inventoryFixture, newItem } from './fixtures';
+import { ISO_MS, UUID, subOf } from '../support/matchers';
 
-const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The `sub` of a tenant's token (recorded as postedBy). */
-const subOf = (token: string): string => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sub;
 
 type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;
-
-async function createItem(t: Tenant, f: Fixture, spec: Record<string, unknown> = {}): Promise<{ id: string; itemNo: string }> {
-  const itemNo = `IT-${randomUUID().slice(0, 8)}`;
-  return (await t.post('/v1/items', { itemNo, name: itemNo, baseUomId: f.uom('EA'), ...spec }).expect(201)).body.data;
-}
 
 async function balances(t: Tenant, query: string) {
   return (await t.get(`/v1/inventory/balances?${query}`).expect(200)).body;
@@ -86,7 +79,7 @@ describe('inventory adjustments', () => {
     it('adds decimals exactly (0.1 + 0.2 twice is 0.6) on a KG item', async () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);
-      const kg = await createItem(t, f, { baseUomId: f.uom('KG') });
+      const kg = await newItem(t, f.uom('EA'), { baseUomId: f.uom('KG') });
       const post = (qtyDelta: number) => adjust(t, { itemId: kg.id, locationId: f.location.id, qtyDelta });
       expect((await post(0.1)).body.data.lines[0].qtyDelta).toBe(0.1);
       await post(0.2);
@@ -106,7 +99,7 @@ describe('inventory adjustments', () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);
       const uom = (await t.post('/v1/uoms', { code: 'MICRO', name: 'Six decimals', decimals: 6 }).expect(201)).body.data;
-      const item = await createItem(t, f, { baseUomId: uom.id });
+      const item = await newItem(t, f.uom('EA'), { baseUomId: uom.id });
       const post = (qtyDelta: number, status = 201) => adjust(t, { itemId: item.id, locationId: f.location.id, qtyDelta }, status);
       await post(0.100001);
       await post(0.200002);
@@ -119,8 +112,8 @@ describe('inventory adjustments', () => {
     it('refuses more decimals than the base UOM allows, naming qtyDelta', async () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);
-      const kg = await createItem(t, f, { baseUomId: f.uom('KG') });
-      const g = await createItem(t, f, { baseUomId: f.uom('G') });
+      const kg = await newItem(t, f.uom('EA'), { baseUomId: f.uom('KG') });
+      const g = await newItem(t, f.uom('EA'), { baseUomId: f.uom('G') });
       const cases: Array<[string, number]> = [
         [f.item.id, 1.5], // EA: whole units
         [kg.id, 0.0001], // KG: 3 decimals
@@ -197,11 +190,11 @@ describe('inventory adjustments', () => {
 
     it('refuses non_stock and service items (400) and an inactive item (409 invalid_state)', async () => {
       for (const itemKind of ['non_stock', 'service']) {
-        const item = await createItem(t, f, { itemKind });
+        const item = await newItem(t, f.uom('EA'), { itemKind });
         const res = await adjust(t, { itemId: item.id, locationId: f.location.id, qtyDelta: 1 }, 400);
         expect(res.body).toMatchObject({ error: 'validation_failed', details: [expect.objectContaining({ field: 'itemId' })] });
       }
-      const item = await createItem(t, f);
+      const item = await newItem(t, f.uom('EA'));
       await adjust(t, { itemId: item.id, locationId: f.location.id, qtyDelta: 2 });
       await t.patch(`/v1/items/${item.id}`, { isActive: false }).expect(200);
       for (const qtyDelta of [1, -1]) {
@@ -270,7 +263,7 @@ describe('inventory adjustments', () => {
     it('requires a lot number, creates lots on inbound postings and refuses an unknown lot outbound', async () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);
-      const item = await createItem(t, f, { lotTracking: 'required', expiryTracking: 'required' });
+      const item = await newItem(t, f.uom('EA'), { lotTracking: 'required', expiryTracking: 'required' });
       const base = { itemId: item.id, locationId: f.location.id };
 
       const noLot = await adjust(t, { ...base, qtyDelta: 5 }, 400);
@@ -304,7 +297,7 @@ describe('inventory adjustments', () => {
     it('takes expiryDate as a calendar date YYYY-MM-DD that exists, naming the field otherwise', async () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);
-      const item = await createItem(t, f, { lotTracking: 'required', expiryTracking: 'required' });
+      const item = await newItem(t, f.uom('EA'), { lotTracking: 'required', expiryTracking: 'required' });
       const base = { itemId: item.id, locationId: f.location.id, qtyDelta: 1, lotNo: 'L-D' };
       // Week and ordinal dates used to reach the database (a 400 without details); the rest are not dates.
       for (const expiryDate of ['2026-W01-1', '2026-032', '2029-02-29', '2030-02-30', '2030-01-31T00:00:00Z', '20300131', 20300131, true]) {
@@ -321,7 +314,7 @@ describe('inventory adjustments', () => {
     it('takes a new lot without expiry for an item that is not expiry-tracked', async () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);
-      const item = await createItem(t, f, { lotTracking: 'required' });
+      const item = await newItem(t, f.uom('EA'), { lotTracking: 'required' });
       await adjust(t, { itemId: item.id, locationId: f.location.id, qtyDelta: 1, lotNo: 'NX' });
       expect((await t.get(`/v1/inventory/lots?itemId=${item.id}`).expect(200)).body.data).toEqual([
         { id: expect.stringMatching(UUID), itemId: item.id, lotNo: 'NX', expiryDate: null },
@@ -342,7 +335,7 @@ describe('inventory adjustments', () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);
       const [loc1, loc2] = f.locations;
-      const item = await createItem(t, f, { serialTracking: 'required' });
+      const item = await newItem(t, f.uom('EA'), { serialTracking: 'required' });
       const at1 = { itemId: item.id, locationId: loc1.id };
       const serials = async () =>
         (await t.get(`/v1/inventory/serials?itemId=${item.id}`).expect(200)).body.data.map(

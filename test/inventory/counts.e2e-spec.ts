@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { facilityWithLocations, ISO_MS, lotId, newItem, onHand, subOf, transactionsOf } from './document-fixtures';
-import { adjust, inventoryFixture } from './fixtures';
+import { lotId, onHand, transactionsOf } from './document-fixtures';
+import { adjust, facilityWithLocations, inventoryFixture, newItem } from './fixtures';
+import { ISO_MS, subOf } from '../support/matchers';
 
 type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;
 interface CountLine {
@@ -54,8 +55,8 @@ describe('Count sessions', () => {
       completedAt: null,
       lines: [],
       version: 1,
-      createdBy: subOf(t),
-      updatedBy: subOf(t),
+      createdBy: subOf(t.token),
+      updatedBy: subOf(t.token),
       createdAt: expect.stringMatching(ISO_MS),
       updatedAt: expect.stringMatching(ISO_MS),
     });

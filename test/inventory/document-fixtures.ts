@@ -1,26 +1,4 @@
 import type { Tenant } from '../support/app';
-import { short } from './fixtures';
-
-/** ISO 8601 UTC with milliseconds. */
-export const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-/** The `sub` of the tenant's token: what createdBy/updatedBy record. */
-export const subOf = (t: Tenant): string => JSON.parse(Buffer.from(t.token.split('.')[1], 'base64url').toString()).sub;
-
-/** Another facility with `n` locations. */
-export async function facilityWithLocations(t: Tenant, n = 2) {
-  const facility = (await t.post('/v1/facilities', { code: `WH-${short()}`, name: 'Second warehouse' }).expect(201)).body.data;
-  const locations: Array<{ id: string; code: string }> = [];
-  for (let i = 0; i < n; i++) {
-    locations.push((await t.post(`/v1/facilities/${facility.id}/locations`, { code: `D-${i + 1}`, name: `Dock ${i + 1}` }).expect(201)).body.data);
-  }
-  return { facility, locations, location: locations[0] };
-}
-
-/** A new item (EA base unless given). */
-export async function newItem(t: Tenant, baseUomId: string, spec: Record<string, unknown> = {}) {
-  return (await t.post('/v1/items', { itemNo: `IT-${short()}`, name: 'Thing', baseUomId, ...spec }).expect(201)).body.data as { id: string; itemNo: string };
-}
 
 export interface BalanceKey {
   itemId: string;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ALL, newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { facilityWithLocations, ISO_MS, newItem, subOf } from './document-fixtures';
-import { adjust, inventoryFixture } from './fixtures';
+import { adjust, facilityWithLocations, inventoryFixture, newItem } from './fixtures';
+import { ISO_MS, subOf } from '../support/matchers';
 
 type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;
 
@@ -31,8 +31,8 @@ describe('Reorder policies', () => {
       leadTimeDays: 0,
       isActive: true,
       version: 1,
-      createdBy: subOf(t),
-      updatedBy: subOf(t),
+      createdBy: subOf(t.token),
+      updatedBy: subOf(t.token),
       createdAt: expect.stringMatching(ISO_MS),
       updatedAt: expect.stringMatching(ISO_MS),
     });

@@ -3,9 +3,9 @@ import { fromDist } from '../support/dist';
 import { newTenant, startApp, TestContext } from '../support/app';
 import { adjust, inventoryFixture } from './fixtures';
 import { statusCounts } from './workload';
+import { sleep } from '../support/matchers';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Interleavings that once broke the ledger, replayed deterministically or by brute force. */
 describe('ledger races', () => {

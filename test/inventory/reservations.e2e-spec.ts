@@ -1,12 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { adjust, inventoryFixture } from './fixtures';
+import { adjust, inventoryFixture, newItem } from './fixtures';
+import { ISO_MS, UUID, sleep, subOf } from '../support/matchers';
 
-const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const subOf = (token: string): string => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sub;
-
-type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;
 interface Reservation {
   id: string;
   reservationNo: string;
@@ -21,14 +17,8 @@ interface Reservation {
 
 const R = '/v1/inventory/reservations';
 
-async function createItem(t: Tenant, f: Fixture, spec: Record<string, unknown> = {}): Promise<{ id: string; itemNo: string }> {
-  const itemNo = `IT-${randomUUID().slice(0, 8)}`;
-  return (await t.post('/v1/items', { itemNo, name: itemNo, baseUomId: f.uom('EA'), ...spec }).expect(201)).body.data;
-}
-
 const reserve = async (t: Tenant, body: Record<string, unknown>): Promise<Reservation> => (await t.post(R, body).expect(201)).body.data;
 const read = async (t: Tenant, id: string): Promise<Reservation> => (await t.get(`${R}/${id}`).expect(200)).body.data;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** [onHand, allocated, reserved, available] of (item, facility). */
 async function atp(t: Tenant, itemId: string, facilityId: string): Promise<number[]> {
@@ -154,9 +144,9 @@ describe('inventory reservations', () => {
         const res = await t.post(R, { ...base, [field]: randomUUID() }).expect(404);
         expect(res.body).toMatchObject({ error: 'not_found', details: [expect.objectContaining({ field })] });
       }
-      const service = await createItem(t, f, { itemKind: 'service' });
+      const service = await newItem(t, f.uom('EA'), { itemKind: 'service' });
       await t.post(R, { ...base, itemId: service.id }).expect(400);
-      const inactive = await createItem(t, f);
+      const inactive = await newItem(t, f.uom('EA'));
       await adjust(t, { itemId: inactive.id, locationId: f.location.id, qtyDelta: 5 });
       await t.patch(`/v1/items/${inactive.id}`, { isActive: false }).expect(200);
       expect((await t.post(R, { ...base, itemId: inactive.id }).expect(409)).body).toMatchObject({ error: 'invalid_state' });
@@ -269,7 +259,7 @@ describe('inventory reservations', () => {
       const c2 = (await t.post(`/v1/facilities/${f.facility.id}/locations`, { code: 'C-2', name: 'C2' }).expect(201)).body.data;
       const c1 = (await t.post(`/v1/facilities/${f.facility.id}/locations`, { code: 'C-1', name: 'C1' }).expect(201)).body.data;
       const names: Record<string, string> = { [c1.id]: 'C1', [c2.id]: 'C2' };
-      const item = await createItem(t, f, { lotTracking: 'required' });
+      const item = await newItem(t, f.uom('EA'), { lotTracking: 'required' });
       const post = (locationId: string, lotNo: string, qtyDelta: number, expiryDate?: string) =>
         adjust(t, { itemId: item.id, locationId, qtyDelta, lotNo, ...(expiryDate ? { expiryDate } : {}) });
       await post(c1.id, 'NOEXP', 1); // oldest lot, but no expiry: last
@@ -379,7 +369,7 @@ describe('inventory reservations', () => {
       expect(noLot.body.details).toEqual([expect.objectContaining({ field: 'allocations[0].lotId' })]);
       const unknownLot = await t.post(`${R}/${r.id}/allocate`, { allocations: [{ locationId: f.location.id, lotId: randomUUID(), qty: 2 }] }).expect(404);
       expect(unknownLot.body).toMatchObject({ error: 'not_found', details: [expect.objectContaining({ field: 'allocations[0].lotId' })] });
-      const otherItem = await createItem(t, f, { lotTracking: 'required' });
+      const otherItem = await newItem(t, f.uom('EA'), { lotTracking: 'required' });
       const otherLot = (await adjust(t, { itemId: otherItem.id, locationId: f.location.id, qtyDelta: 5, lotNo: 'A' })).body.data.lines[0].lotId;
       const foreignLot = await t.post(`${R}/${r.id}/allocate`, { allocations: [{ locationId: f.location.id, lotId: otherLot, qty: 2 }] }).expect(400);
       expect(foreignLot.body).toMatchObject({ error: 'validation_failed', details: [expect.objectContaining({ field: 'allocations[0].lotId' })] });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { adjust, inventoryFixture } from './fixtures';
+import { adjust, facilityWithLocations, inventoryFixture, newItem } from './fixtures';
+import { sleep } from '../support/matchers';
 
 type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;
 interface Txn {
@@ -12,20 +13,7 @@ interface Txn {
   lines: Array<{ lineNo: number; itemId: string; locationId: string; qtyDelta: number }>;
 }
 
-async function createItem(t: Tenant, f: Fixture, spec: Record<string, unknown> = {}): Promise<{ id: string; itemNo: string }> {
-  const itemNo = `IT-${randomUUID().slice(0, 8)}`;
-  return (await t.post('/v1/items', { itemNo, name: itemNo, baseUomId: f.uom('EA'), ...spec }).expect(201)).body.data;
-}
-
-/** A second facility with one location. */
-async function otherFacility(t: Tenant) {
-  const facility = (await t.post('/v1/facilities', { code: `F2-${randomUUID().slice(0, 6)}`, name: 'Second' }).expect(201)).body.data;
-  const location = (await t.post(`/v1/facilities/${facility.id}/locations`, { code: 'X-1', name: 'X1' }).expect(201)).body.data;
-  return { facility, location };
-}
-
 const list = async (t: Tenant, url: string) => (await t.get(url).expect(200)).body;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('inventory stock queries', () => {
   let ctx: TestContext;
@@ -37,7 +25,7 @@ describe('inventory stock queries', () => {
   describe('balances', () => {
     let t: Tenant;
     let f: Fixture;
-    let f2: Awaited<ReturnType<typeof otherFacility>>;
+    let f2: Awaited<ReturnType<typeof facilityWithLocations>>;
     let plain: { id: string; itemNo: string };
     let lotted: { id: string; itemNo: string };
     let lot1: string;
@@ -46,9 +34,9 @@ describe('inventory stock queries', () => {
     beforeAll(async () => {
       t = await newTenant(ctx);
       f = await inventoryFixture(t);
-      f2 = await otherFacility(t);
+      f2 = await facilityWithLocations(t, 1);
       plain = f.item;
-      lotted = await createItem(t, f, { lotTracking: 'required', expiryTracking: 'required' });
+      lotted = await newItem(t, f.uom('EA'), { lotTracking: 'required', expiryTracking: 'required' });
       const [b1, b2] = f.locations;
       await adjust(t, { itemId: plain.id, locationId: b1.id, qtyDelta: 10 });
       await adjust(t, { itemId: plain.id, locationId: b2.id, qtyDelta: 4 });
@@ -123,7 +111,7 @@ describe('inventory stock queries', () => {
     it('counts Available statuses only, per location and per facility', async () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);
-      const f2 = await otherFacility(t);
+      const f2 = await facilityWithLocations(t, 1);
       const [b1, b2] = f.locations;
       const item = f.item.id;
       await adjust(t, { itemId: item, locationId: b1.id, qtyDelta: 10 });
@@ -138,7 +126,7 @@ describe('inventory stock queries', () => {
         data: [
           { itemId: item, facilityId: f.facility.id, locationId: b1.id, qtyOnHand: 10, qtyAllocated: 0, qtyAvailable: 10 },
           { itemId: item, facilityId: f2.facility.id, locationId: f2.location.id, qtyOnHand: 7, qtyAllocated: 0, qtyAvailable: 7 },
-        ], // ordered by item number, then location path: B-1 before X-1
+        ], // ordered by item number, then location path: B-1 before D-1
       });
       expect((await list(t, `/v1/inventory/availability?facilityId=${f2.facility.id}`)).data).toEqual([
         { itemId: item, facilityId: f2.facility.id, locationId: f2.location.id, qtyOnHand: 7, qtyAllocated: 0, qtyAvailable: 7 },
@@ -220,7 +208,7 @@ describe('inventory stock queries', () => {
   describe('transactions', () => {
     let t: Tenant;
     let f: Fixture;
-    let f2: Awaited<ReturnType<typeof otherFacility>>;
+    let f2: Awaited<ReturnType<typeof facilityWithLocations>>;
     let other: { id: string; itemNo: string };
     /** Oldest first. */
     let posted: Txn[];
@@ -229,8 +217,8 @@ describe('inventory stock queries', () => {
     beforeAll(async () => {
       t = await newTenant(ctx);
       f = await inventoryFixture(t);
-      f2 = await otherFacility(t);
-      other = await createItem(t, f);
+      f2 = await facilityWithLocations(t, 1);
+      other = await newItem(t, f.uom('EA'));
       const [b1, b2] = f.locations;
       posted = [];
       const post = async (body: Record<string, unknown>) => {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { facilityWithLocations, ISO_MS, lotId, newItem, onHand, subOf, transactionsOf } from './document-fixtures';
-import { adjust, inventoryFixture } from './fixtures';
+import { lotId, onHand, transactionsOf } from './document-fixtures';
+import { adjust, facilityWithLocations, inventoryFixture, newItem } from './fixtures';
+import { ISO_MS, subOf } from '../support/matchers';
 
 type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;
 type Destination = Awaited<ReturnType<typeof facilityWithLocations>>;
@@ -50,8 +51,8 @@ describe('Transfer orders', () => {
       shippedAt: null,
       receivedAt: null,
       version: 1,
-      createdBy: subOf(t),
-      updatedBy: subOf(t),
+      createdBy: subOf(t.token),
+      updatedBy: subOf(t.token),
       createdAt: expect.stringMatching(ISO_MS),
       updatedAt: expect.stringMatching(ISO_MS),
     });
