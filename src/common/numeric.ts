@@ -5,6 +5,3 @@ export const numericTransformer: ValueTransformer = {
   to: (value: unknown) => value,
   from: (value: string | null) => (value === null ? null : Number(value)),
 };
-
-/** Date columns (`date`) stay `YYYY-MM-DD` strings. */
-export const toNumber = (v: string | number | null | undefined): number => (v === null || v === undefined ? 0 : Number(v));

@@ -9,7 +9,7 @@ import { UnitOfWork } from '../../database/unit-of-work';
 import { auditView, DocumentRow, lockDocument, touchDocument } from '../documents';
 import { balanceKey, LedgerService } from '../ledger/ledger.service';
 import { PostingLine } from '../ledger/posting';
-import { qty as toQty, sql } from '../ledger/quantity';
+import { num, numOrNull, qty as toQty, sql } from '../ledger/quantity';
 import { LedgerReferences } from '../ledger/references';
 import { UomConversion } from '../ledger/uom-conversion';
 import { CountLinesDto, CountSessionQuery, CountStatus, CreateCountSessionDto } from './dto/count-session.dto';
@@ -34,8 +34,6 @@ interface CountLineRow {
   variance_qty: string | null;
 }
 
-const nullableNum = (v: string | null) => (v === null ? null : Number(v));
-
 const sessionView = (s: SessionRow, lines: CountLineRow[]) => ({
   id: s.id,
   sessionNo: s.session_no,
@@ -49,9 +47,9 @@ const sessionView = (s: SessionRow, lines: CountLineRow[]) => ({
     locationId: l.location_id,
     lotId: l.lot_id,
     lotNo: l.lot_no,
-    countedQty: Number(l.counted_qty),
-    systemQty: nullableNum(l.system_qty),
-    varianceQty: nullableNum(l.variance_qty),
+    countedQty: num(l.counted_qty),
+    systemQty: numOrNull(l.system_qty),
+    varianceQty: numOrNull(l.variance_qty),
   })),
   ...auditView(s),
 });

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import Decimal from 'decimal.js';
+import type { EntityManager } from 'typeorm';
 import { randomUUID } from 'node:crypto';
 import { DocumentNumbers } from '../../common/doc-numbers';
 import {
@@ -66,6 +67,8 @@ const ACTIVE = ['open', 'allocated'];
 @Injectable()
 export class LedgerService {
   private readonly logger = new Logger(LedgerService.name);
+  /** Units of work (by their manager) whose expired reservations have been swept. */
+  private readonly swept = new WeakSet<EntityManager>();
 
   constructor(
     private readonly uow: UnitOfWork,
@@ -528,8 +531,7 @@ export class LedgerService {
       [this.tenant, id, reservationNo, item.id, hold.facilityId, sql(qty), hold.demandType ?? 'manual',
         hold.demandId ?? null, hold.demandLineId ?? null, hold.expiresAt ?? null, hold.notes ?? null, this.uow.userId],
     );
-    // An expiresAt already past: the reservation holds nothing and reads as released at once.
-    if (hold.expiresAt) await this.expireDue();
+    if (hold.expiresAt) await this.releaseIfExpired(id);
     return this.reservation(id);
   }
 
@@ -560,7 +562,7 @@ export class LedgerService {
         change.notes !== undefined ? change.notes : r.notes,
         statusOf(newQty, toQty(r.qty_allocated), toQty(r.qty_fulfilled)), this.uow.userId],
     );
-    if (change.expiresAt) await this.expireDue();
+    if (change.expiresAt) await this.releaseIfExpired(id);
     return this.reservation(id);
   }
 
@@ -791,16 +793,32 @@ export class LedgerService {
   }
 
   /**
-   * Reservations whose expiresAt has passed stop holding stock and read as released. Swept inside
-   * the unit of work before anything reads or changes holds (cheap: a partial index on expiry).
+   * Reservations whose expiresAt has passed stop holding stock and read as released. Swept once per
+   * unit of work, before anything reads or changes holds (cheap: a partial index on expiry); `now()` is
+   * fixed for the transaction, so a second sweep would find nothing new.
    */
   async expireDue(): Promise<void> {
-    const due: ReservationRow[] = await this.m.query(
+    if (this.swept.has(this.m)) return;
+    this.swept.add(this.m);
+    await this.releaseExpired(
       `SELECT * FROM reservations
         WHERE tenant_id = $1 AND status IN ('open', 'allocated') AND expires_at <= now()
         ORDER BY id FOR UPDATE SKIP LOCKED`,
       [this.tenant],
     );
+  }
+
+  /** A reservation this unit of work just gave a past expiresAt: it holds nothing and reads as released at once. */
+  private releaseIfExpired(id: string): Promise<void> {
+    return this.releaseExpired(
+      `SELECT * FROM reservations
+        WHERE tenant_id = $1 AND id = $2 AND status IN ('open', 'allocated') AND expires_at <= now() FOR UPDATE`,
+      [this.tenant, id],
+    );
+  }
+
+  private async releaseExpired(select: string, params: unknown[]): Promise<void> {
+    const due: ReservationRow[] = await this.m.query(select, params);
     if (!due.length) return;
     try {
       await this.savepoint('ledger_expire', () => this.freeHolds(due, 'released'));

@@ -18,6 +18,9 @@ export const sql = (v: Decimal): string => v.toFixed();
 /** A JSON number for a quantity read back from a numeric column ("12.500000" → 12.5). */
 export const num = (v: string | number | null | undefined): number => (v === null || v === undefined ? 0 : Number(v));
 
+/** As `num`, but a quantity not known yet (null) stays null. */
+export const numOrNull = (v: string | null): number | null => (v === null ? null : Number(v));
+
 /** Rounds up to `decimals` places (computed quantities: UOM conversion, BOM explosion). */
 export const roundUp = (v: Decimal, decimals: number): Decimal => v.toDecimalPlaces(decimals, Decimal.ROUND_UP);
 

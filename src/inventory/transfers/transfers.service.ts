@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { DocumentNumbers } from '../../common/doc-numbers';
-import { invalidField, notFound, unknownReference, validationFailed } from '../../common/errors';
+import { invalidField, notFound, validationFailed } from '../../common/errors';
 import { page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';

@@ -1,11 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  ArrayMaxSize, IsArray, Max, Min, IsNumber, IsOptional, IsString, Length, MaxLength, MinLength, NotEquals,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, MaxLength, MinLength } from 'class-validator';
 import { IsCalendarDate } from '../../../common/dates';
-import { MaxDecimals } from '../../../common/decimals';
 import { IsUuidRef } from '../../../common/uuid';
-import { MAX_QTY } from '../../ledger/quantity';
+import { SignedQuantity } from '../../dto-rules';
 
 export class CreateAdjustmentDto {
   @ApiProperty() @IsUuidRef()
@@ -18,7 +15,7 @@ export class CreateAdjustmentDto {
   statusId?: string;
 
   @ApiProperty({ description: 'signed change in base units; not 0; at most the base UOM decimals', example: -2 })
-  @IsNumber({ allowNaN: false, allowInfinity: false }) @MaxDecimals(6) @NotEquals(0) @Min(-MAX_QTY) @Max(MAX_QTY)
+  @SignedQuantity()
   qtyDelta: number;
 
   @ApiProperty({ minLength: 1, maxLength: 500 }) @IsString() @MinLength(1) @MaxLength(500)
