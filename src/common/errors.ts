@@ -57,6 +57,11 @@ export const insufficientStock = (message: string, details?: ErrorDetail[]) =>
 export const versionConflict = (current: number) =>
   new AppError(412, 'version_conflict', `The document is at version ${current}; reload it and retry`);
 
+/** Throws 412 version_conflict when the caller's If-Match is not the document's current version. */
+export function assertVersion(current: number, ifMatch: number | undefined): void {
+  if (ifMatch !== undefined && ifMatch !== current) throw versionConflict(current);
+}
+
 /**
  * Runs `write`, turning a unique violation of one of the named constraints into 409 duplicate with the
  * given message. Needed because under row-level security Postgres leaves the key values out of the

@@ -1,7 +1,9 @@
 import { CallHandler, createParamDecorator, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
-import { AppError, versionConflict } from './errors';
+import { AppError } from './errors';
+
+export { assertVersion } from './errors';
 
 /**
  * `If-Match: "<version>"` of a PATCH or action, as a number (undefined when absent).
@@ -15,10 +17,6 @@ export const IfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext):
   return Number(m[1]);
 });
 
-/** Throws 412 version_conflict when the caller's If-Match is not the document's current version. */
-export function assertVersion(current: number, ifMatch: number | undefined): void {
-  if (ifMatch !== undefined && ifMatch !== current) throw versionConflict(current);
-}
 
 /** Single-document responses (`{data: {version}}`) carry `ETag: "<version>"`. */
 @Injectable()

@@ -89,6 +89,10 @@ export class Settings {
   @Transform(toInt) @IsInt() @Min(0)
   RATE_LIMIT_PER_MINUTE = 6000;
 
+  /** How often expired reservations are released (seconds; 0 turns the job off in this process). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(86400)
+  RESERVATION_EXPIRY_INTERVAL_SECONDS = 30;
+
   get jwksUri(): string {
     return this.IDP_JWKS_URI ?? `${this.IDP_ISSUER_URL}.well-known/jwks.json`;
   }

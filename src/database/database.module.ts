@@ -1,6 +1,5 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { DocumentNumbers } from '../common/doc-numbers';
 import { TenantProvisioner } from '../tenancy/tenant-provisioner';
 import { dataSourceOptions } from './data-source';
 import { UnitOfWork } from './unit-of-work';
@@ -13,8 +12,8 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       imports: [TypeOrmModule.forRoot({ ...dataSourceOptions(url, poolSize), retryAttempts: 3, retryDelay: 1000 })],
-      providers: [UnitOfWork, TenantProvisioner, DocumentNumbers],
-      exports: [UnitOfWork, TenantProvisioner, DocumentNumbers],
+      providers: [UnitOfWork, TenantProvisioner],
+      exports: [UnitOfWork, TenantProvisioner],
     };
   }
 }

@@ -2,9 +2,16 @@ import { Module } from '@nestjs/common';
 import { AdjustmentsController } from './adjustments/adjustments.controller';
 import { CountSessionsController } from './counts/count-sessions.controller';
 import { CountSessionsService } from './counts/count-sessions.service';
+import { Allocations } from './ledger/allocations';
+import { Counters } from './ledger/counters';
+import { ExpiryJob } from './ledger/expiry-job';
+import { Holds } from './ledger/holds';
+import { Issues } from './ledger/issues';
+import { Journal } from './ledger/journal';
 import { LedgerService } from './ledger/ledger.service';
-import { LedgerReferences } from './ledger/references';
-import { UomConversion } from './ledger/uom-conversion';
+import { Lots } from './ledger/lots';
+import { PostingLines } from './ledger/posting-lines';
+import { Serials } from './ledger/serials';
 import { PoliciesController } from './policies/policies.controller';
 import { PoliciesService } from './policies/policies.service';
 import { ReservationsController } from './reservations/reservations.controller';
@@ -15,10 +22,13 @@ import { StockService } from './stock/stock.service';
 import { TransfersController } from './transfers/transfers.controller';
 import { TransfersService } from './transfers/transfers.service';
 
+/** The ledger's parts: only the facade (LedgerService) and the Journal's reads leave this module. */
+const LEDGER = [LedgerService, Counters, Lots, Serials, PostingLines, Journal, Holds, Allocations, Issues, ExpiryJob];
+
 /** Inventory: the ledger (LedgerService, exported for procurement, sales and production) and its endpoints. */
 @Module({
   controllers: [AdjustmentsController, StockController, ReservationsController, TransfersController, CountSessionsController, PoliciesController],
-  providers: [LedgerService, LedgerReferences, StockService, StatusesService, ReservationsService, UomConversion, TransfersService, CountSessionsService, PoliciesService],
-  exports: [LedgerService, LedgerReferences, UomConversion],
+  providers: [...LEDGER, StockService, StatusesService, ReservationsService, TransfersService, CountSessionsService, PoliciesService],
+  exports: [LedgerService],
 })
 export class InventoryModule {}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { adjust, inventoryFixture, newItem } from './fixtures';
+import { adjust, inventoryFixture, newItem } from '../support/fixtures';
 import { ISO_MS, UUID, subOf } from '../support/matchers';
 
 
@@ -43,7 +43,7 @@ describe('inventory adjustments', () => {
           reason: 'opening stock',
           sourceType: 'adjustment',
           sourceId: null,
-          lines: [{ lineNo: 1, itemId: f.item.id, locationId: f.location.id, lotId: null, statusId: f.status('AVAILABLE'), qtyDelta: 5 }],
+          lines: [{ lineNo: 1, itemId: f.item.id, locationId: f.location.id, lotId: null, lotNo: null, statusId: f.status('AVAILABLE'), qtyDelta: 5, serialNos: [] }],
         },
       });
       const postedAt = Date.parse(first.data.postedAt);

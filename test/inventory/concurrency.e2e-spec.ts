@@ -1,7 +1,7 @@
 import type * as Verify from '../../src/inventory/ledger/verify';
 import { fromDist } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { adjust, inventoryFixture } from './fixtures';
+import { adjust, inventoryFixture } from '../support/fixtures';
 import { mixedWorkload, statusCounts } from './workload';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { lotId, onHand, transactionsOf } from './document-fixtures';
-import { adjust, facilityWithLocations, inventoryFixture, newItem } from './fixtures';
-import { ISO_MS, subOf } from '../support/matchers';
+import { adjust, facilityWithLocations, InventoryFixture, inventoryFixture, lotId, newItem, onHand, transactionsOf } from '../support/fixtures';
+import { auditFields, ISO_MS } from '../support/matchers';
 
-type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;
 interface CountLine {
   itemId: string;
   locationId: string;
@@ -18,7 +16,7 @@ interface CountLine {
 describe('Count sessions', () => {
   let ctx: TestContext;
   let t: Tenant;
-  let f: Fixture;
+  let f: InventoryFixture;
 
   beforeAll(async () => {
     ctx = await startApp();
@@ -54,11 +52,7 @@ describe('Count sessions', () => {
       transactionId: null,
       completedAt: null,
       lines: [],
-      version: 1,
-      createdBy: subOf(t.token),
-      updatedBy: subOf(t.token),
-      createdAt: expect.stringMatching(ISO_MS),
-      updatedAt: expect.stringMatching(ISO_MS),
+      ...auditFields(t.token),
     });
     expect(created.headers.etag).toBe('"1"');
 

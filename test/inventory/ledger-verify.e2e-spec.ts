@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { newTenant, startApp, testDatabaseUrl, TestContext } from '../support/app';
 import { DIST_DIR } from '../support/dist';
-import { adjust, inventoryFixture } from './fixtures';
+import { adjust, inventoryFixture } from '../support/fixtures';
 
 /** `npm run ledger:verify` finds drift by SQL, names the rows, and exits non-zero. */
 describe('ledger:verify', () => {

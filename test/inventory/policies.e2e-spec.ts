@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ALL, newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { adjust, facilityWithLocations, inventoryFixture, newItem } from './fixtures';
+import { adjust, facilityWithLocations, inventoryFixture, newItem } from '../support/fixtures';
 import { ISO_MS, subOf } from '../support/matchers';
 
 type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;

@@ -1,11 +1,13 @@
+import type * as ExpiryJobModule from '../../src/inventory/ledger/expiry-job';
 import type * as Verify from '../../src/inventory/ledger/verify';
 import { fromDist } from '../support/dist';
 import { newTenant, startApp, TestContext } from '../support/app';
-import { adjust, inventoryFixture } from './fixtures';
+import { adjust, inventoryFixture } from '../support/fixtures';
 import { statusCounts } from './workload';
 import { sleep } from '../support/matchers';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { ExpiryJob } = fromDist<typeof ExpiryJobModule>('inventory/ledger/expiry-job');
 
 /** Interleavings that once broke the ledger, replayed deterministically or by brute force. */
 describe('ledger races', () => {
@@ -40,6 +42,10 @@ describe('ledger races', () => {
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ error: 'invalid_state', message: expect.stringContaining('expired') });
     expect((await t.get(`/v1/inventory/reservations/${r.id}`).expect(200)).body.data).toMatchObject({ status: 'released', qtyAllocated: 0 });
+    // Reads already leave the expired hold out; the expiry job then releases its rows, once.
+    expect((await t.get(`/v1/inventory/balances?itemId=${f.item.id}`).expect(200)).body.data[0]).toMatchObject({ qtyOnHand: 10, qtyAllocated: 0 });
+    await ctx.app.get(ExpiryJob).runOnce();
+    await ctx.app.get(ExpiryJob).runOnce();
     const [balance] = await sql(`SELECT qty_on_hand::float AS on_hand, qty_allocated::float AS allocated FROM balances WHERE tenant_id = $1`, [t.tenantId]);
     expect(balance).toEqual({ on_hand: 10, allocated: 0 });
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { adjust, inventoryFixture, newItem } from './fixtures';
-import { ISO_MS, UUID, sleep, subOf } from '../support/matchers';
+import { adjust, inventoryFixture, newItem, reservationIn, tenantWithStock } from '../support/fixtures';
+import { auditFields, UUID, sleep, subOf } from '../support/matchers';
 
 interface Reservation {
   id: string;
@@ -48,10 +48,7 @@ describe('inventory reservations', () => {
 
   describe('create', () => {
     it('creates an open reservation with defaults, and with every field', async () => {
-      const t = await newTenant(ctx);
-      const f = await inventoryFixture(t);
-      await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
-      const sub = subOf(t.token);
+      const { t, ...f } = await tenantWithStock(ctx, { qty: 10 });
       const res = await t.post(R, { itemId: f.item.id, facilityId: f.facility.id, qty: 4 }).expect(201);
       expect(res.headers.etag).toBe('"1"');
       expect(res.body).toEqual({
@@ -70,11 +67,7 @@ describe('inventory reservations', () => {
           expiresAt: null,
           notes: null,
           allocations: [],
-          version: 1,
-          createdBy: sub,
-          updatedBy: sub,
-          createdAt: expect.stringMatching(ISO_MS),
-          updatedAt: expect.stringMatching(ISO_MS),
+          ...auditFields(t.token),
         },
       });
       const again = await t.get(`${R}/${res.body.data.id}`).expect(200);
@@ -92,9 +85,7 @@ describe('inventory reservations', () => {
     });
 
     it('refuses a reservation beyond available-to-promise with 409 insufficient_stock', async () => {
-      const t = await newTenant(ctx);
-      const f = await inventoryFixture(t);
-      await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
+      const { t, ...f } = await tenantWithStock(ctx, { qty: 10 });
       await reserve(t, { itemId: f.item.id, facilityId: f.facility.id, qty: 4 });
       const res = await t.post(R, { itemId: f.item.id, facilityId: f.facility.id, qty: 7 }).expect(409);
       expect(res.body).toMatchObject({ error: 'insufficient_stock', status: 409 });
@@ -112,9 +103,7 @@ describe('inventory reservations', () => {
     });
 
     it('validates the request', async () => {
-      const t = await newTenant(ctx);
-      const f = await inventoryFixture(t);
-      await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
+      const { t, ...f } = await tenantWithStock(ctx, { qty: 10 });
       const base = { itemId: f.item.id, facilityId: f.facility.id, qty: 1 };
       for (const [change, field] of [
         [{ qty: 0 }, 'qty'],
@@ -166,12 +155,9 @@ describe('inventory reservations', () => {
       await adjust(t, { itemId: a.id, locationId: other.location.id, qtyDelta: 20 });
       const demandId = randomUUID();
       const open = await reserve(t, { itemId: a.id, facilityId: f.facility.id, qty: 1, demandType: 'sales_order', demandId });
-      const allocated = await reserve(t, { itemId: a.id, facilityId: f.facility.id, qty: 2, demandId });
-      await t.post(`${R}/${allocated.id}/allocate`).expect(200);
-      const released = await reserve(t, { itemId: b.id, facilityId: f.facility.id, qty: 3 });
-      await t.post(`${R}/${released.id}/release`).expect(200);
-      const cancelled = await reserve(t, { itemId: b.id, facilityId: f.facility.id, qty: 4 });
-      await t.post(`${R}/${cancelled.id}/cancel`).expect(200);
+      const allocated = await reservationIn(t, f, 'allocated', { item: a, qty: 2, stock: false, body: { demandId } });
+      const released = await reservationIn(t, f, 'released', { item: b, qty: 3, stock: false });
+      const cancelled = await reservationIn(t, f, 'cancelled', { item: b, qty: 4, stock: false });
       const elsewhere = await reserve(t, { itemId: a.id, facilityId: other.facility.id, qty: 5 });
 
       const ids = async (query: string) => {
@@ -206,9 +192,7 @@ describe('inventory reservations', () => {
 
   describe('update', () => {
     it('changes an open reservation: qty (re-checked against ATP, not below allocated), notes, expiresAt, with If-Match', async () => {
-      const t = await newTenant(ctx);
-      const f = await inventoryFixture(t);
-      await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
+      const { t, ...f } = await tenantWithStock(ctx, { qty: 10 });
       const r = await reserve(t, { itemId: f.item.id, facilityId: f.facility.id, qty: 4 });
       await reserve(t, { itemId: f.item.id, facilityId: f.facility.id, qty: 3 }); // ATP left: 3
 
@@ -410,9 +394,7 @@ describe('inventory reservations', () => {
     });
 
     it('releases an open reservation that holds no allocations', async () => {
-      const t = await newTenant(ctx);
-      const f = await inventoryFixture(t);
-      await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
+      const { t, ...f } = await tenantWithStock(ctx, { qty: 5 });
       const r = await reserve(t, { itemId: f.item.id, facilityId: f.facility.id, qty: 5 });
       expect(await atp(t, f.item.id, f.facility.id)).toEqual([5, 0, 5, 0]);
       await t.post(`${R}/${r.id}/release`).expect(200);
@@ -535,9 +517,7 @@ describe('inventory reservations', () => {
       const bPinned = await reserve(b, { itemId: g.item.id, facilityId: g.facility.id, qty: 5, expiresAt: new Date(Date.now() + 1500).toISOString() });
       await b.post(`${R}/${bPinned.id}/allocate`).expect(200);
 
-      const t = await newTenant(ctx);
-      const f = await inventoryFixture(t);
-      await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
+      const { t, ...f } = await tenantWithStock(ctx, { qty: 10 });
       const expiresAt = new Date(Date.now() + 2000).toISOString();
       const open = await reserve(t, { itemId: f.item.id, facilityId: f.facility.id, qty: 3, expiresAt });
       const pinned = await reserve(t, { itemId: f.item.id, facilityId: f.facility.id, qty: 2, expiresAt });
@@ -572,9 +552,7 @@ describe('inventory reservations', () => {
     });
 
     it('treats an expiresAt already past as expired at once, on create and on PATCH', async () => {
-      const t = await newTenant(ctx);
-      const f = await inventoryFixture(t);
-      await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
+      const { t, ...f } = await tenantWithStock(ctx, { qty: 10 });
       const past = new Date(Date.now() - 1000).toISOString();
       const created = await reserve(t, { itemId: f.item.id, facilityId: f.facility.id, qty: 4, expiresAt: past });
       expect(created).toMatchObject({ status: 'released', expiresAt: past, qty: 4 });

@@ -1,5 +1,5 @@
 import { newTenant, startApp, TestContext } from '../support/app';
-import { adjust, inventoryFixture } from './fixtures';
+import { adjust, inventoryFixture } from '../support/fixtures';
 
 describe('inventory smoke', () => {
   let ctx: TestContext;

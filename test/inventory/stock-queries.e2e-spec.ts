@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { adjust, facilityWithLocations, inventoryFixture, newItem } from './fixtures';
+import { adjust, facilityWithLocations, inventoryFixture, newItem } from '../support/fixtures';
 import { sleep } from '../support/matchers';
 
 type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;
@@ -264,8 +264,8 @@ describe('inventory stock queries', () => {
       const fulfilment = posted[5];
       expect(fulfilment).toMatchObject({ type: 'fulfillment', sourceId: reservationId });
       const expectedLines = [
-        { lineNo: 1, itemId: f.item.id, locationId: b1.id, lotId: null, statusId: f.status('AVAILABLE'), qtyDelta: -3 },
-        { lineNo: 2, itemId: f.item.id, locationId: b2.id, lotId: null, statusId: f.status('AVAILABLE'), qtyDelta: -2 },
+        { lineNo: 1, itemId: f.item.id, locationId: b1.id, lotId: null, lotNo: null, statusId: f.status('AVAILABLE'), qtyDelta: -3, serialNos: [] },
+        { lineNo: 2, itemId: f.item.id, locationId: b2.id, lotId: null, lotNo: null, statusId: f.status('AVAILABLE'), qtyDelta: -2, serialNos: [] },
       ];
       expect(fulfilment.lines).toEqual(expectedLines);
       const byB2 = await list(t, `/v1/inventory/transactions?locationId=${b2.id}`);

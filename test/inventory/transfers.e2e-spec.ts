@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { lotId, onHand, transactionsOf } from './document-fixtures';
-import { adjust, facilityWithLocations, inventoryFixture, newItem } from './fixtures';
-import { ISO_MS, subOf } from '../support/matchers';
+import { adjust, facilityWithLocations, FacilityFixture, InventoryFixture, inventoryFixture, lotId, newItem, onHand, transactionsOf } from '../support/fixtures';
+import { auditFields, ISO_MS } from '../support/matchers';
 
-type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;
-type Destination = Awaited<ReturnType<typeof facilityWithLocations>>;
+type Fixture = InventoryFixture;
+type Destination = FacilityFixture;
 
 describe('Transfer orders', () => {
   let ctx: TestContext;
@@ -50,11 +49,7 @@ describe('Transfer orders', () => {
       ],
       shippedAt: null,
       receivedAt: null,
-      version: 1,
-      createdBy: subOf(t.token),
-      updatedBy: subOf(t.token),
-      createdAt: expect.stringMatching(ISO_MS),
-      updatedAt: expect.stringMatching(ISO_MS),
+      ...auditFields(t.token),
     });
     expect(res.headers.etag).toBe('"1"');
     expect((await t.get(`/v1/inventory/transfers/${draft.id}`).expect(200)).body.data).toEqual(draft);

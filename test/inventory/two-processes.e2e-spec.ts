@@ -3,7 +3,7 @@ import type * as Verify from '../../src/inventory/ledger/verify';
 import { ALL, newTenant, startApp, testDatabaseUrl, TestContext } from '../support/app';
 import { fromDist } from '../support/dist';
 import { ServiceProcess, startServiceProcess } from '../support/processes';
-import { adjust, inventoryFixture } from './fixtures';
+import { adjust, inventoryFixture } from '../support/fixtures';
 import { Client, mixedWorkload, statusCounts } from './workload';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');

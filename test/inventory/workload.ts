@@ -1,7 +1,5 @@
 import type { Response } from 'supertest';
-import type { inventoryFixture } from './fixtures';
-
-type Fixture = Awaited<ReturnType<typeof inventoryFixture>>;
+import type { InventoryFixture as Fixture } from '../support/fixtures';
 
 /** What a workload needs of a client: the tenant's post (possibly against different service processes). */
 export interface Client {

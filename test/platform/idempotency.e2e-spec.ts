@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { adjust, inventoryFixture } from '../inventory/fixtures';
+import { adjust, inventoryFixture } from '../support/fixtures';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
 
 describe('Idempotency-Key (CONTRACT §1)', () => {

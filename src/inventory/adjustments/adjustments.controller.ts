@@ -17,6 +17,8 @@ export class AdjustmentsController {
       type: 'adjustment',
       reason: body.reason,
       sourceType: 'adjustment',
+      // New work: an inactive item, location or facility is refused.
+      startsWork: true,
       lines: [
         {
           itemId: body.itemId,

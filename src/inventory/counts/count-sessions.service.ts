@@ -1,17 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
-import { DocumentNumbers } from '../../common/doc-numbers';
-import { invalidField, invalidState, notFound } from '../../common/errors';
+import { invalidField, invalidState } from '../../common/errors';
 import { page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { auditView, DocumentRow, lockDocument, touchDocument } from '../documents';
-import { balanceKey, LedgerService } from '../ledger/ledger.service';
+import { auditView, DocumentRow, DocumentStore, Transitions } from '../../documents/document-store';
+import { DocumentNumbers } from '../../documents/numbering';
+import { num, numOrNull, qty as toQty, sql } from '../../documents/quantity';
+import { CatalogRefs } from '../../documents/references';
+import { checkLot } from '../../documents/tracking';
+import { UomConversion } from '../../documents/uom-conversion';
+import { balanceKey } from '../ledger/counters';
+import { LedgerService } from '../ledger/ledger.service';
 import { PostingLine } from '../ledger/posting';
-import { num, numOrNull, qty as toQty, sql } from '../ledger/quantity';
-import { LedgerReferences } from '../ledger/references';
-import { UomConversion } from '../ledger/uom-conversion';
 import { CountLinesDto, CountSessionQuery, CountStatus, CreateCountSessionDto } from './dto/count-session.dto';
 
 interface SessionRow extends DocumentRow {
@@ -55,7 +57,12 @@ const sessionView = (s: SessionRow, lines: CountLineRow[]) => ({
 });
 export type CountSessionView = ReturnType<typeof sessionView>;
 
-const WHAT = 'Count session';
+/** open → completed | cancelled; counts are taken (`count`) while open. */
+export const COUNT_SESSION = new Transitions<CountStatus, 'count' | 'complete' | 'cancel'>('Count session', {
+  count: { from: ['open'] },
+  complete: { from: ['open'], to: 'completed' },
+  cancel: { from: ['open'], to: 'cancelled' },
+});
 
 /**
  * Physical counts of a facility: open → completed (one `count` posting setting every counted
@@ -63,13 +70,17 @@ const WHAT = 'Count session';
  */
 @Injectable()
 export class CountSessionsService {
+  private readonly store: DocumentStore<SessionRow, CountStatus, keyof typeof COUNT_SESSION.table>;
+
   constructor(
     private readonly uow: UnitOfWork,
-    private readonly refs: LedgerReferences,
+    private readonly refs: CatalogRefs,
     private readonly ledger: LedgerService,
     private readonly uoms: UomConversion,
     private readonly numbers: DocumentNumbers,
-  ) {}
+  ) {
+    this.store = new DocumentStore(uow, 'count_sessions', COUNT_SESSION, (r) => r.session_no);
+  }
 
   private get m() {
     return this.uow.manager;
@@ -91,13 +102,11 @@ export class CountSessionsService {
   }
 
   async get(id: string): Promise<CountSessionView> {
-    const [row]: SessionRow[] = await this.m.query(`SELECT * FROM count_sessions WHERE tenant_id = $1 AND id = $2`, [this.tenant, id]);
-    if (!row) throw notFound(WHAT);
-    return sessionView(row, await this.linesOf([id]));
+    return sessionView(await this.store.find(id), await this.linesOf([id]));
   }
 
   async create(dto: CreateCountSessionDto): Promise<CountSessionView> {
-    await this.refs.facilityExists(dto.facilityId, 'facilityId');
+    await this.refs.facility(dto.facilityId, 'facilityId', 'new');
     const id = randomUUID();
     const sessionNo = await this.numbers.next('CS');
     await this.m.query(
@@ -110,19 +119,18 @@ export class CountSessionsService {
 
   /** Open only. Records counts; a later count of the same (item, location, lotNo) replaces the earlier. */
   async addLines(id: string, dto: CountLinesDto, ifMatch?: number): Promise<CountSessionView> {
-    const s = await this.lock(id, 'only an open count session takes counts', ifMatch);
+    const s = await this.store.lockFor('count', id, ifMatch);
     const items = await this.refs.items(dto.lines.map((l) => l.itemId));
     const locations = await this.refs.locations(dto.lines.map((l) => l.locationId));
-    const lots = await this.lotsByNumber(dto.lines.filter((l) => l.lotNo).map((l) => ({ itemId: l.itemId, lotNo: l.lotNo! })));
+    const lots = await this.refs.lotsByNumber(dto.lines.filter((l) => l.lotNo).map((l) => ({ itemId: l.itemId, lotNo: l.lotNo! })));
     const byKey = new Map<string, { itemId: string; locationId: string; lotNo: string | null; lotId: string | null; qty: Decimal }>();
     for (const [i, line] of dto.lines.entries()) {
       const f = `lines[${i}]`;
-      const item = await this.refs.stockItem(line.itemId, `${f}.itemId`, items);
-      this.refs.location(locations, line.locationId, `${f}.locationId`, s.facility_id);
+      const item = this.refs.stockItem(items, line.itemId, `${f}.itemId`, 'new');
+      this.refs.location(locations, line.locationId, `${f}.locationId`, 'new', s.facility_id);
       if (item.serialTracked)
         throw invalidField(`${f}.itemId`, `is serial-tracked: ${item.itemNo} cannot be counted by quantity; correct its serials with adjustments`);
-      if (item.lotTracked && !line.lotNo) throw invalidField(`${f}.lotNo`, `is required: ${item.itemNo} is lot-tracked`);
-      if (!item.lotTracked && line.lotNo) throw invalidField(`${f}.lotNo`, `must be empty: ${item.itemNo} is not lot-tracked`);
+      checkLot(item, line, f);
       const qty = await this.uoms.toBase(item, undefined, line.countedQty, `${f}.countedQty`);
       const lotId = line.lotNo ? (lots.get(`${item.id}|${line.lotNo}`) ?? null) : null;
       // A new lot is created by the completion's posting, which cannot give it the expiry date it needs.
@@ -149,7 +157,7 @@ export class CountSessionsService {
         counts.map((c) => sql(c.qty)),
       ],
     );
-    await this.touch(id);
+    await this.store.touch(id);
     return this.get(id);
   }
 
@@ -160,19 +168,19 @@ export class CountSessionsService {
    * (409 insufficient_stock): then nothing changes and the session stays open.
    */
   async complete(id: string, ifMatch?: number): Promise<CountSessionView> {
-    const s = await this.lock(id, 'only an open count session can be completed', ifMatch);
+    const s = await this.store.lockFor('complete', id, ifMatch);
     const lines = await this.linesOf([id]);
-    if (!lines.length) throw invalidState(`${WHAT} ${s.session_no} has no counted lines; count something or cancel it`);
-    // Holds that are due to expire stop holding first, so they neither block nor deadlock the posting.
-    await this.ledger.expireDue();
+    if (!lines.length) throw invalidState(`${COUNT_SESSION.what} ${s.session_no} has no counted lines; count something or cancel it`);
+    // Holds that expired stop holding first, so they neither block nor deadlock the posting.
+    await this.ledger.releaseExpired([...new Set(lines.map((l) => l.item_id))].map((itemId) => ({ itemId, facilityId: s.facility_id })));
     const available = this.refs.status(await this.refs.statuses(), undefined, 'statusId');
     // A lot counted as new may have been posted since: look the numbers up again.
-    const lots = await this.lotsByNumber(lines.filter((l) => l.lot_no).map((l) => ({ itemId: l.item_id, lotNo: l.lot_no! })));
+    const lots = await this.refs.lotsByNumber(lines.filter((l) => l.lot_no).map((l) => ({ itemId: l.item_id, lotNo: l.lot_no! })));
     const keys = lines.map((l) => ({ line: l, lotId: l.lot_no ? (lots.get(`${l.item_id}|${l.lot_no}`) ?? null) : null }));
     // A lot that does not exist has no stock: nothing to lock.
     const existing = keys.filter((k) => !k.line.lot_no || k.lotId);
     const onHand = await this.ledger.lockBalances(
-      existing.map((k) => ({ itemId: k.line.item_id, locationId: k.line.location_id, lotId: k.lotId, statusId: available.id })),
+      existing.map((k) => ({ itemId: k.line.item_id, facilityId: s.facility_id, locationId: k.line.location_id, lotId: k.lotId, statusId: available.id })),
     );
     const results = keys.map((k) => {
       const key = balanceKey({ itemId: k.line.item_id, locationId: k.line.location_id, lotId: k.lotId, statusId: available.id });
@@ -204,25 +212,14 @@ export class CountSessionsService {
         WHERE c.tenant_id = $1 AND c.session_id = $2 AND c.id = k.id`,
       [this.tenant, id, results.map((r) => r.line.id), results.map((r) => sql(r.system)), results.map((r) => sql(r.variance))],
     );
-    await this.touch(id, `status = 'completed', completed_at = now(), transaction_id = $4`, [transaction?.id ?? null]);
+    await this.store.move(id, 'complete', 'completed_at = now(), transaction_id = $4', [transaction?.id ?? null]);
     return this.get(id);
   }
 
   async cancel(id: string, ifMatch?: number): Promise<CountSessionView> {
-    await this.lock(id, 'only an open count session can be cancelled', ifMatch);
-    await this.touch(id, `status = 'cancelled'`);
+    await this.store.lockFor('cancel', id, ifMatch);
+    await this.store.move(id, 'cancel');
     return this.get(id);
-  }
-
-  /** Existing lots by (item, lot number), keyed `itemId|lotNo`. */
-  private async lotsByNumber(wanted: Array<{ itemId: string; lotNo: string }>): Promise<Map<string, string>> {
-    if (!wanted.length) return new Map();
-    const rows: Array<{ id: string; item_id: string; lot_no: string }> = await this.m.query(
-      `SELECT id, item_id, lot_no FROM lots
-        WHERE tenant_id = $1 AND (item_id, lot_no) IN (SELECT * FROM unnest($2::uuid[], $3::text[]))`,
-      [this.tenant, wanted.map((w) => w.itemId), wanted.map((w) => w.lotNo)],
-    );
-    return new Map(rows.map((r) => [`${r.item_id}|${r.lot_no}`, r.id]));
   }
 
   /** Lines ordered by item number, location path, lot number. */
@@ -236,15 +233,5 @@ export class CountSessionsService {
         ORDER BY c.session_id, i.item_no, l.path, c.lot_no NULLS FIRST, c.id`,
       [this.tenant, ids],
     );
-  }
-
-  private lock(id: string, refusal: string, ifMatch?: number): Promise<SessionRow> {
-    return lockDocument<SessionRow>(this.m, 'count_sessions', this.tenant, id, {
-      what: WHAT, numberOf: (r) => r.session_no, allowed: ['open'], refusal, ifMatch,
-    });
-  }
-
-  private touch(id: string, set?: string, params?: unknown[]): Promise<void> {
-    return touchDocument(this.m, 'count_sessions', { tenantId: this.tenant, id, userId: this.uow.userId }, set, params);
   }
 }

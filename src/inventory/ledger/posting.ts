@@ -6,14 +6,14 @@ export const TRANSACTION_TYPES = [
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
 /**
- * One line of a posting, in base units. Procurement, sales, production, transfers and counts build
- * these from their documents; the LedgerService validates them against the item's tracking rules.
+ * A free line of a posting, in base units: stock moves in or out of a balance without touching any
+ * hold. Documents build these; the ledger checks them against the item's tracking rules.
  */
 export interface PostingLine {
   itemId: string;
   locationId: string;
   /** Stock status; default AVAILABLE. */
-  statusId?: string;
+  statusId?: string | null;
   /** Signed quantity in the item's base unit. */
   qty: Decimal.Value;
   /** An existing lot of the item … */
@@ -23,23 +23,46 @@ export interface PostingLine {
   /** Expiry of a new lot (required for expiry-tracked items). */
   expiryDate?: string | null;
   /** Serial-tracked items: one serial per unit. */
-  serialNos?: string[];
+  serialNos?: string[] | null;
   /** Outbound serial-tracked lines without serialNos pick in-stock serials at the location (by serial number). */
   pickSerials?: boolean;
-  /** Part of a negative quantity that consumes allocated stock (issued from a hard allocation): ≤ 0. */
-  allocatedDelta?: Decimal.Value;
   /** Where validation errors point, e.g. `lines[2]` (default: the fields at top level). */
   field?: string;
   /** The request's name for `qty` in errors (default `qty`). */
   qtyField?: string;
 }
 
+/**
+ * A line that consumes a hold: issues `qty` (default: all it has allocated) of a reservation's
+ * allocated stock — from its allocations at `locationId` / `lotId` when given, earliest expiry first —
+ * as outbound ledger lines, and counts it as fulfilled on the reservation.
+ */
+export interface IssueLine {
+  reservationId: string;
+  qty?: Decimal.Value;
+  locationId?: string | null;
+  lotId?: string | null;
+  /** Serial-tracked items: the serials issued (default: picked at the allocations' locations). */
+  serialNos?: string[] | null;
+  field?: string;
+  qtyField?: string;
+}
+
+export const isIssue = (line: PostingLine | IssueLine): line is IssueLine => 'reservationId' in line;
+
+/** One ledger transaction: free lines and hold-consuming lines, posted all or nothing. */
 export interface Posting {
   type: TransactionType;
   reason?: string | null;
   sourceType?: string | null;
   sourceId?: string | null;
-  lines: PostingLine[];
+  lines: Array<PostingLine | IssueLine>;
+  /**
+   * The posting starts new work (an adjustment): inactive items, locations and facilities are refused
+   * (409). Postings that finish a committed document (receiving a shipped transfer, completing a count,
+   * shipping reserved stock) leave this unset.
+   */
+  startsWork?: boolean;
 }
 
 /** A soft hold of stock at (item, facility) against a demand document. */

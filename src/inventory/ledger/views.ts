@@ -1,5 +1,5 @@
-import { auditView } from '../documents';
-import { num } from './quantity';
+import { auditView } from '../../documents/document-store';
+import { num } from '../../documents/quantity';
 
 export interface TransactionRow {
   id: string;
@@ -18,8 +18,10 @@ export interface LineRow {
   item_id: string;
   location_id: string;
   lot_id: string | null;
+  lot_no: string | null;
   status_id: string;
   qty_delta: string;
+  serial_nos: string[] | null;
 }
 
 export const transactionView = (t: TransactionRow, lines: LineRow[]) => ({
@@ -36,8 +38,10 @@ export const transactionView = (t: TransactionRow, lines: LineRow[]) => ({
     itemId: l.item_id,
     locationId: l.location_id,
     lotId: l.lot_id,
+    lotNo: l.lot_no,
     statusId: l.status_id,
     qtyDelta: num(l.qty_delta),
+    serialNos: l.serial_nos ?? [],
   })),
 });
 export type TransactionView = ReturnType<typeof transactionView>;

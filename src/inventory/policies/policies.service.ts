@@ -6,11 +6,11 @@ import { page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
 import { assertVersion } from '../../common/versioning';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { auditView, DocumentRow, touchDocument } from '../documents';
-import { LedgerService } from '../ledger/ledger.service';
-import { num, qty as toQty, sql } from '../ledger/quantity';
-import { ItemRef, LedgerReferences } from '../ledger/references';
-import { UomConversion } from '../ledger/uom-conversion';
+import { auditView, DocumentRow, DocumentStore, Transitions } from '../../documents/document-store';
+import { num, qty as toQty, sql } from '../../documents/quantity';
+import { CatalogRefs, ItemRef } from '../../documents/references';
+import { UomConversion } from '../../documents/uom-conversion';
+import { LAPSED_HOLDS } from '../ledger/lapsed';
 import { CreatePolicyDto, PolicyQuery, UpdatePolicyDto } from './dto/policy.dto';
 import { suggestedQty } from './reorder-math';
 
@@ -57,10 +57,14 @@ const OPEN_PURCHASE_ORDER_QTY = '0';
 export class PoliciesService {
   constructor(
     private readonly uow: UnitOfWork,
-    private readonly refs: LedgerReferences,
-    private readonly ledger: LedgerService,
+    private readonly refs: CatalogRefs,
     private readonly uoms: UomConversion,
-  ) {}
+  ) {
+    this.store = new DocumentStore(uow, 'reorder_policies', new Transitions(WHAT, {}), () => '');
+  }
+
+  /** A policy is versioned like a document, without states. */
+  private readonly store: DocumentStore<PolicyRow & { status: string }, never, never>;
 
   private get m() {
     return this.uow.manager;
@@ -86,8 +90,8 @@ export class PoliciesService {
   }
 
   async create(dto: CreatePolicyDto): Promise<PolicyView> {
-    const item = await this.refs.stockItem(dto.itemId, 'itemId');
-    await this.refs.facilityExists(dto.facilityId, 'facilityId');
+    const item = await this.refs.oneStockItem(dto.itemId, 'itemId', 'new');
+    await this.refs.facility(dto.facilityId, 'facilityId', 'new');
     await this.checkQuantities(item, dto);
     const values = [dto.minQty, dto.maxQty, dto.safetyStock ?? 0, dto.reorderQty ?? 0].map((v) => sql(toQty(v)));
     const id = randomUUID();
@@ -113,10 +117,8 @@ export class PoliciesService {
     const merged = (given: number | undefined, stored: string) => (given === undefined ? toQty(stored) : toQty(given));
     const values = [merged(dto.minQty, p.min_qty), merged(dto.maxQty, p.max_qty), merged(dto.safetyStock, p.safety_stock), merged(dto.reorderQty, p.reorder_qty)];
     await this.checkQuantities(item, dto, values[0], values[1]);
-    await touchDocument(
-      this.m,
-      'reorder_policies',
-      { tenantId: this.uow.tenantId, id, userId: this.uow.userId },
+    await this.store.touch(
+      id,
       'min_qty = $4, max_qty = $5, safety_stock = $6, reorder_qty = $7, lead_time_days = $8, is_active = $9',
       [...values.map(sql), dto.leadTimeDays ?? p.lead_time_days, dto.isActive ?? p.is_active],
     );
@@ -129,14 +131,15 @@ export class PoliciesService {
    * without a row) + open purchase-order quantity (0 until procurement exists, see OPEN_PURCHASE_ORDER_QTY).
    */
   async suggestions(query: PolicyQuery) {
-    // Expired reservations stop holding stock before the projection reads the reserved quantity.
-    await this.ledger.expireDue();
     const f = new SqlFilters(this.uow.tenantId, 'r').add('r.item_id = ?', query.itemId).add('r.facility_id = ?', query.facilityId);
-    const projection = `WITH projection AS (
+    // Reservations that expired (and the expiry job has not released yet) hold nothing.
+    const projection = `WITH ${LAPSED_HOLDS}, projection AS (
         SELECT r.id, r.item_id, r.facility_id, r.min_qty, r.max_qty, r.safety_stock, r.reorder_qty, r.created_at,
-               coalesce(p.qty_available_on_hand - p.qty_reserved - p.qty_allocated, 0) + ${OPEN_PURCHASE_ORDER_QTY} AS projected_qty
+               coalesce(p.qty_available_on_hand - p.qty_reserved - p.qty_allocated, 0) + coalesce(h.allocated + h.reserved, 0)
+                 + ${OPEN_PURCHASE_ORDER_QTY} AS projected_qty
           FROM reorder_policies r
           LEFT JOIN inventory_positions p ON p.tenant_id = r.tenant_id AND p.item_id = r.item_id AND p.facility_id = r.facility_id
+          LEFT JOIN lapsed_holds h ON h.item_id = r.item_id AND h.facility_id = r.facility_id
          WHERE ${f.where} AND r.is_active)
       SELECT * FROM projection WHERE projected_qty < min_qty + safety_stock`;
     const { rows, count } = await f.pageOf<PolicyRow & { projected_qty: string }>(this.m, projection, 'created_at DESC, id DESC', query);

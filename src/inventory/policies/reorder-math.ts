@@ -1,5 +1,5 @@
 import Decimal from 'decimal.js';
-import { qty as toQty } from '../ledger/quantity';
+import { qty as toQty } from '../../documents/quantity';
 
 /**
  * What to order to bring a projected quantity back to maxQty: maxQty − projectedQty, rounded UP to a

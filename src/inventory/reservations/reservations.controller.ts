@@ -67,8 +67,7 @@ export class ReservationsController {
   @HttpCode(200)
   @Permissions('inventory:write')
   async fulfill(@UuidParam('id', 'Reservation') id: string, @IfMatch() ifMatch?: number) {
-    const { reservation } = await this.ledger.issueAllocated(id, { type: 'fulfillment', ifMatch });
-    return { data: reservation };
+    return { data: await this.ledger.fulfill(id, ifMatch) };
   }
 
   @Get('allocations')

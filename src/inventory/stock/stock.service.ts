@@ -3,17 +3,21 @@ import { invalidField, notFound } from '../../common/errors';
 import { page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { LedgerService } from '../ledger/ledger.service';
-import { num } from '../ledger/quantity';
-import { LineRow, TransactionRow, transactionView } from '../ledger/views';
+import { num } from '../../documents/quantity';
+import { Journal } from '../ledger/journal';
+import { LAPSED_ALLOCATED, LAPSED_HOLDS } from '../ledger/lapsed';
+import { TransactionRow } from '../ledger/views';
 import { AvailabilityQuery, BalanceQuery, LotQuery, SerialQuery, TransactionQuery } from './dto/stock-queries.dto';
 
-/** Read side of the inventory: balances, availability, the ledger, lots, serials. */
+/**
+ * Read side of the inventory: balances, availability, the ledger, lots, serials. No locks: allocated
+ * and reserved quantities leave out what expired reservations still hold until the expiry job runs.
+ */
 @Injectable()
 export class StockService {
   constructor(
     private readonly uow: UnitOfWork,
-    private readonly ledger: LedgerService,
+    private readonly journal: Journal,
   ) {}
 
   private get m() {
@@ -22,8 +26,6 @@ export class StockService {
 
   /** Ordered by item number, location path, lot number, status code. Zero rows are omitted. */
   async balances(query: BalanceQuery) {
-    // qtyAllocated must not show what expired reservations no longer hold.
-    await this.ledger.expireDue();
     const f = new SqlFilters(this.uow.tenantId, 'b')
       .add('b.item_id = ?', query.itemId)
       .add('b.facility_id = ?', query.facilityId)
@@ -33,10 +35,12 @@ export class StockService {
       .search(['i.item_no', 'i.name'], query.q);
     const { rows, count } = await f.pageOf<Record<string, string | null>>(
       this.m,
-      `SELECT b.item_id, i.item_no, b.facility_id, b.location_id, b.lot_id, t.lot_no,
+      `WITH ${LAPSED_ALLOCATED}
+       SELECT b.item_id, i.item_no, b.facility_id, b.location_id, b.lot_id, t.lot_no,
               to_char(t.expiry_date, 'YYYY-MM-DD') AS expiry_date, b.status_id, s.code AS status_code,
-              b.qty_on_hand, b.qty_allocated, l.path, b.id
+              b.qty_on_hand, b.qty_allocated - coalesce(x.qty, 0) AS qty_allocated, l.path, b.id
          FROM balances b
+         LEFT JOIN lapsed_allocated x ON x.balance_id = b.id
          JOIN items i ON i.tenant_id = b.tenant_id AND i.id = b.item_id
          JOIN locations l ON l.tenant_id = b.tenant_id AND l.id = b.location_id
          JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id
@@ -69,7 +73,6 @@ export class StockService {
    * (item, facility) with open reserved quantity too: qtyAvailable is then available-to-promise.
    */
   async availability(query: AvailabilityQuery) {
-    await this.ledger.expireDue();
     if (query.groupBy === 'facility') {
       if (query.locationId) throw invalidField('locationId', 'cannot be combined with groupBy=facility');
       const f = new SqlFilters(this.uow.tenantId, 'p')
@@ -78,9 +81,15 @@ export class StockService {
         .search(['i.item_no', 'i.name'], query.q);
       const { rows, count } = await f.pageOf<Record<string, string>>(
         this.m,
-        `SELECT p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved,
+        `WITH ${LAPSED_HOLDS}, live AS (
+           SELECT p.tenant_id, p.item_id, p.facility_id, p.qty_available_on_hand,
+                  p.qty_allocated - coalesce(h.allocated, 0) AS qty_allocated, p.qty_reserved - coalesce(h.reserved, 0) AS qty_reserved
+             FROM inventory_positions p
+             LEFT JOIN lapsed_holds h ON h.item_id = p.item_id AND h.facility_id = p.facility_id
+            WHERE p.tenant_id = $1)
+         SELECT p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved,
                 p.qty_available_on_hand - p.qty_allocated - p.qty_reserved AS atp, i.item_no, c.code AS facility_code
-           FROM inventory_positions p
+           FROM live p
            JOIN items i ON i.tenant_id = p.tenant_id AND i.id = p.item_id
            JOIN facilities c ON c.tenant_id = p.tenant_id AND c.id = p.facility_id
           WHERE ${f.where} AND (p.qty_available_on_hand <> 0 OR p.qty_allocated <> 0 OR p.qty_reserved <> 0)`,
@@ -105,10 +114,12 @@ export class StockService {
       .add('b.facility_id = ?', query.facilityId)
       .add('b.location_id = ?', query.locationId)
       .search(['i.item_no', 'i.name'], query.q);
-    const grouped = `SELECT b.item_id, b.facility_id, b.location_id, i.item_no, l.path,
-           sum(b.qty_on_hand) AS on_hand, sum(b.qty_allocated) AS allocated,
-           sum(b.qty_on_hand) - sum(b.qty_allocated) AS available
+    const grouped = `WITH ${LAPSED_ALLOCATED}
+      SELECT b.item_id, b.facility_id, b.location_id, i.item_no, l.path,
+           sum(b.qty_on_hand) AS on_hand, sum(b.qty_allocated - coalesce(x.qty, 0)) AS allocated,
+           sum(b.qty_on_hand) - sum(b.qty_allocated - coalesce(x.qty, 0)) AS available
         FROM balances b
+        LEFT JOIN lapsed_allocated x ON x.balance_id = b.id
         JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
         JOIN items i ON i.tenant_id = b.tenant_id AND i.id = b.item_id
         JOIN locations l ON l.tenant_id = b.tenant_id AND l.id = b.location_id
@@ -153,26 +164,11 @@ export class StockService {
       't.posted_at DESC, t.id DESC',
       query,
     );
-    const lines = await this.lines(rows.map((h) => h.id));
-    return page(rows.map((h) => transactionView(h, lines.filter((l) => l.transaction_id === h.id))), count, query);
+    return page(await this.journal.views(rows), count, query);
   }
 
-  async transaction(id: string) {
-    const [header]: TransactionRow[] = await this.m.query(
-      `SELECT * FROM ledger_transactions WHERE tenant_id = $1 AND id = $2`,
-      [this.uow.tenantId, id],
-    );
-    if (!header) throw notFound('Transaction');
-    return transactionView(header, await this.lines([id]));
-  }
-
-  private lines(transactionIds: string[]): Promise<LineRow[]> {
-    if (!transactionIds.length) return Promise.resolve([]);
-    return this.m.query(
-      `SELECT transaction_id, line_no, item_id, location_id, lot_id, status_id, qty_delta FROM ledger_lines
-        WHERE tenant_id = $1 AND transaction_id = ANY($2::uuid[]) ORDER BY transaction_id, line_no`,
-      [this.uow.tenantId, transactionIds],
-    );
+  transaction(id: string) {
+    return this.journal.transaction(id);
   }
 
   /** Newest first. */

@@ -1,17 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
-import { DocumentNumbers } from '../../common/doc-numbers';
-import { invalidField, notFound, validationFailed } from '../../common/errors';
+import { validationFailed } from '../../common/errors';
 import { page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { auditView, DocumentRow, lockDocument, touchDocument } from '../documents';
+import { auditView, DocumentRow, DocumentStore, Transitions } from '../../documents/document-store';
+import { DocumentNumbers } from '../../documents/numbering';
+import { num, qty as toQty, sql } from '../../documents/quantity';
+import { CatalogRefs } from '../../documents/references';
+import { checkLotId, checkSerials } from '../../documents/tracking';
+import { UomConversion } from '../../documents/uom-conversion';
 import { LedgerService } from '../ledger/ledger.service';
 import { PostingLine } from '../ledger/posting';
-import { num, qty as toQty, sql } from '../ledger/quantity';
-import { LedgerReferences } from '../ledger/references';
-import { UomConversion } from '../ledger/uom-conversion';
 import { CreateTransferDto, TransferLineDto, TransferQuery, TransferStatus, UpdateTransferDto } from './dto/transfer.dto';
 
 interface TransferRow extends DocumentRow {
@@ -71,7 +72,13 @@ const transferView = (t: TransferRow, lines: TransferLineRow[]) => ({
 });
 export type TransferView = ReturnType<typeof transferView>;
 
-const WHAT = 'Transfer order';
+/** draft → shipped → received; draft → cancelled. PATCH is the `change` action. */
+export const TRANSFER = new Transitions<TransferStatus, 'change' | 'ship' | 'receive' | 'cancel'>('Transfer order', {
+  change: { from: ['draft'] },
+  ship: { from: ['draft'], to: 'shipped' },
+  receive: { from: ['shipped'], to: 'received' },
+  cancel: { from: ['draft'], to: 'cancelled' },
+});
 
 /**
  * Transfer orders between two facilities: draft → shipped (one `transfer_out` posting at the source
@@ -80,13 +87,17 @@ const WHAT = 'Transfer order';
  */
 @Injectable()
 export class TransfersService {
+  private readonly store: DocumentStore<TransferRow, TransferStatus, keyof typeof TRANSFER.table>;
+
   constructor(
     private readonly uow: UnitOfWork,
-    private readonly refs: LedgerReferences,
+    private readonly refs: CatalogRefs,
     private readonly ledger: LedgerService,
     private readonly uoms: UomConversion,
     private readonly numbers: DocumentNumbers,
-  ) {}
+  ) {
+    this.store = new DocumentStore(uow, 'transfer_orders', TRANSFER, (r) => r.transfer_no);
+  }
 
   private get m() {
     return this.uow.manager;
@@ -105,16 +116,14 @@ export class TransfersService {
   }
 
   async get(id: string): Promise<TransferView> {
-    const [row]: TransferRow[] = await this.m.query(`SELECT * FROM transfer_orders WHERE tenant_id = $1 AND id = $2`, [this.uow.tenantId, id]);
-    if (!row) throw notFound(WHAT);
-    return transferView(row, await this.linesOf([id]));
+    return transferView(await this.store.find(id), await this.linesOf([id]));
   }
 
   async create(dto: CreateTransferDto): Promise<TransferView> {
     if (dto.fromFacilityId === dto.toFacilityId)
       throw validationFailed('toFacilityId must differ from fromFacilityId', [{ field: 'toFacilityId', message: 'must differ from fromFacilityId' }]);
-    await this.refs.facilityExists(dto.fromFacilityId, 'fromFacilityId');
-    await this.refs.facilityExists(dto.toFacilityId, 'toFacilityId');
+    await this.refs.facility(dto.fromFacilityId, 'fromFacilityId', 'new');
+    await this.refs.facility(dto.toFacilityId, 'toFacilityId', 'new');
     const lines = await this.checkLines(dto.lines, dto.fromFacilityId, dto.toFacilityId);
     const id = randomUUID();
     const transferNo = await this.numbers.next('TO');
@@ -129,20 +138,20 @@ export class TransfersService {
 
   /** Draft only: notes and/or lines (a given `lines` replaces all lines). */
   async update(id: string, dto: UpdateTransferDto, ifMatch?: number): Promise<TransferView> {
-    const t = await this.lock(id, 'draft', 'only a draft transfer order can be changed', ifMatch);
+    const t = await this.store.lockFor('change', id, ifMatch);
     if (dto.notes === undefined && !dto.lines) return this.get(id);
     if (dto.lines) {
       const lines = await this.checkLines(dto.lines, t.from_facility_id, t.to_facility_id);
       await this.m.query(`DELETE FROM transfer_order_lines WHERE tenant_id = $1 AND transfer_order_id = $2`, [this.uow.tenantId, id]);
       await this.writeLines(id, lines);
     }
-    await this.touch(id, 'notes = $4', [dto.notes !== undefined ? dto.notes : t.notes]);
+    await this.store.touch(id, 'notes = $4', [dto.notes !== undefined ? dto.notes : t.notes]);
     return this.get(id);
   }
 
   /** draft → shipped: one `transfer_out` posting, a negative line per transfer line at its from location. */
   async ship(id: string, ifMatch?: number): Promise<TransferView> {
-    await this.lock(id, 'draft', 'only a draft transfer order can be shipped', ifMatch);
+    await this.store.lockFor('ship', id, ifMatch);
     const lines = await this.linesOf([id]);
     const txn = await this.ledger.post({
       type: 'transfer_out',
@@ -164,13 +173,13 @@ export class TransfersService {
           AND l.tenant_id = $1 AND l.transaction_id = $3 AND l.line_no = t.line_no`,
       [this.uow.tenantId, id, txn.id],
     );
-    await this.touch(id, `status = 'shipped', shipped_at = now()`);
+    await this.store.move(id, 'ship', 'shipped_at = now()');
     return this.get(id);
   }
 
   /** shipped → received: one `transfer_in` posting, a positive line per transfer line at its to location. */
   async receive(id: string, ifMatch?: number): Promise<TransferView> {
-    await this.lock(id, 'shipped', 'only a shipped transfer order can be received', ifMatch);
+    await this.store.lockFor('receive', id, ifMatch);
     const lines = await this.linesOf([id]);
     await this.ledger.post({
       type: 'transfer_in',
@@ -182,13 +191,13 @@ export class TransfersService {
       `UPDATE transfer_order_lines SET qty_received = qty_shipped WHERE tenant_id = $1 AND transfer_order_id = $2`,
       [this.uow.tenantId, id],
     );
-    await this.touch(id, `status = 'received', received_at = now()`);
+    await this.store.move(id, 'receive', 'received_at = now()');
     return this.get(id);
   }
 
   async cancel(id: string, ifMatch?: number): Promise<TransferView> {
-    await this.lock(id, 'draft', 'only a draft transfer order can be cancelled', ifMatch);
-    await this.touch(id, `status = 'cancelled'`);
+    await this.store.lockFor('cancel', id, ifMatch);
+    await this.store.move(id, 'cancel');
     return this.get(id);
   }
 
@@ -203,27 +212,23 @@ export class TransfersService {
   }
 
   /**
-   * Each line: a stock, active item; locations of the right facilities; the quantity converted to
-   * base units; a lot of the item exactly when it is lot-tracked; serials fitting serial tracking.
+   * Each line (new work: active item, facilities and locations): locations of the right facilities; the
+   * quantity converted to base units; the item's lot and serial tracking rules.
    */
   private async checkLines(lines: TransferLineDto[], fromFacilityId: string, toFacilityId: string): Promise<NewLine[]> {
     const items = await this.refs.items(lines.map((l) => l.itemId));
     const locations = await this.refs.locations(lines.flatMap((l) => [l.fromLocationId, l.toLocationId]));
-    const lotIds = lines.map((l) => l.lotId).filter((x): x is string => !!x);
-    const lots = await this.refs.lots(lotIds);
+    const lots = await this.refs.lots(lines.map((l) => l.lotId).filter((x): x is string => !!x));
     const checked: NewLine[] = [];
     for (const [i, line] of lines.entries()) {
       const f = `lines[${i}]`;
-      const item = await this.refs.stockItem(line.itemId, `${f}.itemId`, items);
-      this.refs.location(locations, line.fromLocationId, `${f}.fromLocationId`, fromFacilityId);
-      this.refs.location(locations, line.toLocationId, `${f}.toLocationId`, toFacilityId);
+      const item = this.refs.stockItem(items, line.itemId, `${f}.itemId`, 'new');
+      this.refs.location(locations, line.fromLocationId, `${f}.fromLocationId`, 'new', fromFacilityId);
+      this.refs.location(locations, line.toLocationId, `${f}.toLocationId`, 'new', toFacilityId);
       const qty = await this.uoms.toBase(item, line.uomId, line.qty, `${f}.qty`);
-      this.refs.checkLotId(lots, line.lotId, item, `${f}.lotId`);
-      const serialNos = line.serialNos ?? [];
-      if (!item.serialTracked && serialNos.length) throw invalidField(`${f}.serialNos`, `must be empty: ${item.itemNo} is not serial-tracked`);
-      if (item.serialTracked && !qty.isInteger()) throw invalidField(`${f}.qty`, `must be whole units: ${item.itemNo} is serial-tracked`);
-      if (serialNos.length && (serialNos.length !== qty.toNumber() || new Set(serialNos).size !== serialNos.length))
-        throw invalidField(`${f}.serialNos`, `must list ${qty.toFixed()} different serial numbers, one per unit, or none to pick at ship`);
+      checkLotId(lots, line.lotId, item, `${f}.lotId`);
+      // Serials may be left out: the ones in stock at the from location are picked when it ships.
+      const serialNos = checkSerials(item, qty, line.serialNos, f, { mayPick: true });
       checked.push({ itemId: item.id, qty, fromLocationId: line.fromLocationId, toLocationId: line.toLocationId, lotId: line.lotId ?? null, serialNos });
     }
     return checked;
@@ -256,15 +261,5 @@ export class TransfersService {
       `SELECT * FROM transfer_order_lines WHERE tenant_id = $1 AND transfer_order_id = ANY($2::uuid[]) ORDER BY transfer_order_id, line_no`,
       [this.uow.tenantId, ids],
     );
-  }
-
-  private lock(id: string, allowed: TransferStatus, refusal: string, ifMatch?: number): Promise<TransferRow> {
-    return lockDocument<TransferRow>(this.m, 'transfer_orders', this.uow.tenantId, id, {
-      what: WHAT, numberOf: (r) => r.transfer_no, allowed: [allowed], refusal, ifMatch,
-    });
-  }
-
-  private touch(id: string, set?: string, params?: unknown[]): Promise<void> {
-    return touchDocument(this.m, 'transfer_orders', { tenantId: this.uow.tenantId, id, userId: this.uow.userId }, set, params);
   }
 }

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, MaxLength, MinLength } from 'class-validator';
 import { IsCalendarDate } from '../../../common/dates';
 import { IsUuidRef } from '../../../common/uuid';
-import { SignedQuantity } from '../../dto-rules';
+import { SignedQuantity } from '../../../documents/dto-rules';
 
 export class CreateAdjustmentDto {
   @ApiProperty() @IsUuidRef()

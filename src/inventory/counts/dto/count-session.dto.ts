@@ -3,7 +3,7 @@ import { IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { PageQuery } from '../../../common/pagination';
 import { IsUuidRef } from '../../../common/uuid';
 import { NestedArray } from '../../../common/validation';
-import { MAX_DOCUMENT_LINES, NonNegativeQuantity } from '../../dto-rules';
+import { MAX_DOCUMENT_LINES, NonNegativeQuantity } from '../../../documents/dto-rules';
 
 export const COUNT_STATUSES = ['open', 'completed', 'cancelled'] as const;
 export type CountStatus = (typeof COUNT_STATUSES)[number];

@@ -3,7 +3,7 @@ import { IsBoolean, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { PageQuery } from '../../../common/pagination';
 import { IsUuidRef } from '../../../common/uuid';
 import { IsOptionalNonNull } from '../../../common/validation';
-import { NonNegativeQuantity } from '../../dto-rules';
+import { NonNegativeQuantity } from '../../../documents/dto-rules';
 
 const QTY = 'base units, >= 0, at most the base UOM decimals';
 

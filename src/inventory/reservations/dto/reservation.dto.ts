@@ -4,7 +4,7 @@ import { IsDateTime } from '../../../common/dates';
 import { PageQuery } from '../../../common/pagination';
 import { IsUuidRef } from '../../../common/uuid';
 import { IsOptionalNonNull, NestedArray } from '../../../common/validation';
-import { Quantity } from '../../dto-rules';
+import { Quantity } from '../../../documents/dto-rules';
 
 export const DEMAND_TYPES = ['sales_order', 'work_order', 'transfer_order', 'manual'] as const;
 export const RESERVATION_STATUSES = ['open', 'allocated', 'released', 'cancelled', 'fulfilled'] as const;

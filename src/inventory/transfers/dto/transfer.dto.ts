@@ -3,8 +3,8 @@ import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Length, MaxLength } 
 import { PageQuery } from '../../../common/pagination';
 import { IsUuidRef } from '../../../common/uuid';
 import { IsOptionalNonNull, NestedArray } from '../../../common/validation';
-import { MAX_DOCUMENT_LINES } from '../../dto-rules';
-import { Quantity } from '../../dto-rules';
+import { MAX_DOCUMENT_LINES } from '../../../documents/dto-rules';
+import { Quantity } from '../../../documents/dto-rules';
 
 export const TRANSFER_STATUSES = ['draft', 'shipped', 'received', 'cancelled'] as const;
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number];

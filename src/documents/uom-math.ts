@@ -1,5 +1,5 @@
 import Decimal from 'decimal.js';
-import { invalidField } from '../../common/errors';
+import { invalidField } from '../common/errors';
 import { qty as toQty, roundUp } from './quantity';
 
 /** The unit a document quantity is expressed in: its decimals and how many base units one of it is. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
-import { invalidField, unknownReference } from '../../common/errors';
-import { UnitOfWork } from '../../database/unit-of-work';
+import { invalidField, unknownReference } from '../common/errors';
+import { UnitOfWork } from '../database/unit-of-work';
 import { convertToBase, siblingField } from './uom-math';
 
 /** What a conversion needs to know about the item (an ItemRef of LedgerReferences fits). */

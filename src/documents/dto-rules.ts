@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { IsNumber, IsPositive, Max, Min, NotEquals } from 'class-validator';
 import { MaxDecimals } from '../common/decimals';
-import { MAX_QTY } from './ledger/quantity';
+import { MAX_QTY } from './quantity';
 
 /** Most lines one document request may carry. */
 export const MAX_DOCUMENT_LINES = 500;

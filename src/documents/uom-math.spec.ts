@@ -1,4 +1,4 @@
-import { AppError } from '../../common/errors';
+import { AppError } from '../common/errors';
 import { convertToBase, siblingField } from './uom-math';
 
 const BOX = { label: 'unit BOX', decimals: 0, factor: 12 };

@@ -1,0 +1,161 @@
+import { Injectable } from '@nestjs/common';
+import { invalidField, invalidState, unknownReference } from '../common/errors';
+import { UnitOfWork } from '../database/unit-of-work';
+
+export interface ItemRef {
+  id: string;
+  itemNo: string;
+  kind: 'stock' | 'non_stock' | 'service';
+  isActive: boolean;
+  lotTracked: boolean;
+  serialTracked: boolean;
+  expiryTracked: boolean;
+  baseUomId: string;
+  /** Decimals of the base UOM: quantities in base units may not have more. */
+  decimals: number;
+}
+
+export interface LocationRef {
+  id: string;
+  facilityId: string;
+  code: string;
+  isActive: boolean;
+  /** Whether the location's facility is active. */
+  facilityActive: boolean;
+}
+
+export interface FacilityRef {
+  id: string;
+  code: string;
+  isActive: boolean;
+}
+
+export interface LotRef {
+  id: string;
+  itemId: string;
+}
+
+export interface StatusRef {
+  id: string;
+  code: string;
+  isAvailable: boolean;
+}
+
+/**
+ * What a reference is used for. `new` work (a new document or line, a reservation, a count, an
+ * adjustment) refuses inactive items, facilities and locations with 409 invalid_state; `committed`
+ * work (finishing a document that already holds the reference: receiving a shipped transfer,
+ * fulfilling a reservation, completing a count) does not (CONTRACT §4).
+ */
+export type Use = 'new' | 'committed';
+
+/** Joins a field path: at('lines[0]', 'itemId') → 'lines[0].itemId'. */
+export const at = (prefix: string | undefined, field: string) => (prefix ? `${prefix}.${field}` : field);
+
+export const unique = <T>(xs: T[]): T[] => [...new Set(xs)];
+
+/**
+ * The catalog facts that documents and the ledger check their references against (one query per kind
+ * of reference, never one per line), and the rules on them that every document shares: known in this
+ * tenant (404 naming the field), of the right kind and facility (400), active for new work (409).
+ */
+@Injectable()
+export class CatalogRefs {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  /**
+   * Items, share-locked until the unit of work ends: an item's tracking modes, base unit and active
+   * flag cannot change (PATCH locks the item for update) while a document or posting relies on them.
+   */
+  async items(ids: string[]): Promise<Map<string, ItemRef>> {
+    const rows: ItemRef[] = await this.uow.manager.query(
+      `SELECT i.id, i.item_no AS "itemNo", i.item_kind AS kind, i.is_active AS "isActive",
+              i.lot_tracking = 'required' AS "lotTracked", i.serial_tracking = 'required' AS "serialTracked",
+              i.expiry_tracking = 'required' AS "expiryTracked", i.base_uom_id AS "baseUomId", u.decimals
+         FROM items i JOIN uoms u ON u.tenant_id = i.tenant_id AND u.id = i.base_uom_id
+        WHERE i.tenant_id = $1 AND i.id = ANY($2::uuid[])
+          FOR KEY SHARE OF i`,
+      [this.uow.tenantId, unique(ids)],
+    );
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /** A known stock item (404 / 400), active when it starts new work (409). */
+  stockItem(items: Map<string, ItemRef>, id: string, field: string, use: Use): ItemRef {
+    const item = items.get(id);
+    if (!item) throw unknownReference(field);
+    if (item.kind !== 'stock') throw invalidField(field, `is a ${item.kind} item; only stock items carry inventory`);
+    if (use === 'new' && !item.isActive) throw invalidState(`Item ${item.itemNo} is inactive`);
+    return item;
+  }
+
+  /** One stock item by id: `items` + `stockItem`. */
+  async oneStockItem(id: string, field: string, use: Use): Promise<ItemRef> {
+    return this.stockItem(await this.items([id]), id, field, use);
+  }
+
+  async locations(ids: string[]): Promise<Map<string, LocationRef>> {
+    const rows: LocationRef[] = await this.uow.manager.query(
+      `SELECT l.id, l.facility_id AS "facilityId", l.code, l.is_active AS "isActive", f.is_active AS "facilityActive"
+         FROM locations l JOIN facilities f ON f.tenant_id = l.tenant_id AND f.id = l.facility_id
+        WHERE l.tenant_id = $1 AND l.id = ANY($2::uuid[])`,
+      [this.uow.tenantId, unique(ids)],
+    );
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /** A known location (404), of `facilityId` when given (400); it and its facility active for new work (409). */
+  location(locations: Map<string, LocationRef>, id: string, field: string, use: Use, facilityId?: string): LocationRef {
+    const loc = locations.get(id);
+    if (!loc) throw unknownReference(field);
+    if (facilityId && loc.facilityId !== facilityId) throw invalidField(field, 'is a location of another facility');
+    if (use === 'new' && !loc.isActive) throw invalidState(`Location ${loc.code} is inactive`);
+    if (use === 'new' && !loc.facilityActive) throw invalidState(`The facility of location ${loc.code} is inactive`);
+    return loc;
+  }
+
+  /** A known facility (404 naming the field), active for new work (409). */
+  async facility(id: string, field: string, use: Use): Promise<FacilityRef> {
+    const [f]: FacilityRef[] = await this.uow.manager.query(
+      `SELECT id, code, is_active AS "isActive" FROM facilities WHERE tenant_id = $1 AND id = $2`,
+      [this.uow.tenantId, id],
+    );
+    if (!f) throw unknownReference(field);
+    if (use === 'new' && !f.isActive) throw invalidState(`Facility ${f.code} is inactive`);
+    return f;
+  }
+
+  async lots(ids: string[]): Promise<LotRef[]> {
+    if (!ids.length) return [];
+    return this.uow.manager.query(`SELECT id, item_id AS "itemId" FROM lots WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [
+      this.uow.tenantId,
+      unique(ids),
+    ]);
+  }
+
+  /** Existing lots by (item, lot number), keyed `itemId|lotNo`. */
+  async lotsByNumber(wanted: Array<{ itemId: string; lotNo: string }>): Promise<Map<string, string>> {
+    if (!wanted.length) return new Map();
+    const rows: Array<{ id: string; item_id: string; lot_no: string }> = await this.uow.manager.query(
+      `SELECT id, item_id, lot_no FROM lots
+        WHERE tenant_id = $1 AND (item_id, lot_no) IN (SELECT * FROM unnest($2::uuid[], $3::text[]))`,
+      [this.uow.tenantId, wanted.map((w) => w.itemId), wanted.map((w) => w.lotNo)],
+    );
+    return new Map(rows.map((r) => [`${r.item_id}|${r.lot_no}`, r.id]));
+  }
+
+  /** The tenant's stock statuses (a handful of rows). */
+  async statuses(): Promise<StatusRef[]> {
+    return this.uow.manager.query(
+      `SELECT id, code, is_available AS "isAvailable" FROM stock_statuses WHERE tenant_id = $1 ORDER BY code`,
+      [this.uow.tenantId],
+    );
+  }
+
+  /** A status by id (404 naming the field), or AVAILABLE when none is given. */
+  status(statuses: StatusRef[], id: string | null | undefined, field: string): StatusRef {
+    const found = id ? statuses.find((s) => s.id === id) : statuses.find((s) => s.code === 'AVAILABLE');
+    if (!found) throw unknownReference(field);
+    return found;
+  }
+}

@@ -1,0 +1,219 @@
+import { Injectable } from '@nestjs/common';
+import Decimal from 'decimal.js';
+import { randomUUID } from 'node:crypto';
+import { AppError, insufficientStock, invalidField, invalidState, notFound } from '../../common/errors';
+import { UnitOfWork } from '../../database/unit-of-work';
+import { Transitions } from '../../documents/document-store';
+import { DocumentNumbers } from '../../documents/numbering';
+import { Qty, qty as toQty, sql } from '../../documents/quantity';
+import { at, CatalogRefs, ItemRef } from '../../documents/references';
+import { checkBaseDecimals } from '../../documents/tracking';
+import { Counters, positionKey } from './counters';
+import { LAPSED } from './lapsed';
+import { Hold } from './posting';
+import { AllocationRow, ReservationRow } from './views';
+
+/** What may be done with a reservation in which state (CONTRACT §5). */
+export const RESERVATION = new Transitions<string, 'change' | 'allocate' | 'release' | 'cancel' | 'fulfill' | 'issue'>('Reservation', {
+  change: { from: ['open'] },
+  allocate: { from: ['open'] },
+  release: { from: ['open', 'allocated'], to: 'released' },
+  cancel: { from: ['open', 'allocated'], to: 'cancelled' },
+  fulfill: { from: ['allocated'] },
+  issue: { from: ['open', 'allocated'] },
+});
+
+/** open → allocated when everything not yet fulfilled is allocated; fulfilled when everything is. */
+export function statusOf(qty: Decimal, allocated: Decimal, fulfilled: Decimal): 'open' | 'allocated' | 'fulfilled' {
+  if (fulfilled.greaterThanOrEqualTo(qty)) return 'fulfilled';
+  if (allocated.plus(fulfilled).greaterThanOrEqualTo(qty) && allocated.gt(0)) return 'allocated';
+  return 'open';
+}
+
+/** A positive quantity in the item's base unit. */
+export function positiveQty(value: Decimal.Value, item: ItemRef, field: string): Decimal {
+  const q = toQty(value);
+  if (!q.gt(0)) throw invalidField(field, 'must be > 0');
+  checkBaseDecimals(item, q, field);
+  return q;
+}
+
+/**
+ * Reservations (soft holds at item × facility) and the freeing of what they hold. Allocation and
+ * issuing live in `allocations.ts` and `issues.ts`; both lock reservations through `lock` here.
+ */
+@Injectable()
+export class Holds {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly refs: CatalogRefs,
+    private readonly counters: Counters,
+    private readonly numbers: DocumentNumbers,
+  ) {}
+
+  private get m() {
+    return this.uow.manager;
+  }
+
+  /** A new soft hold (new work: the item and facility must be active), refused beyond available-to-promise. */
+  async reserve(hold: Hold): Promise<string> {
+    const item = await this.refs.oneStockItem(hold.itemId, at(hold.field, 'itemId'), 'new');
+    await this.refs.facility(hold.facilityId, at(hold.field, 'facilityId'), 'new');
+    const qty = positiveQty(hold.qty, item, at(hold.field, 'qty'));
+    await this.releaseLapsed([{ itemId: item.id, facilityId: hold.facilityId }]);
+    await this.changeReserved(item, hold.facilityId, qty, at(hold.field, 'qty'));
+    const id = randomUUID();
+    const reservationNo = await this.numbers.next('RS');
+    await this.m.query(
+      `INSERT INTO reservations (tenant_id, id, reservation_no, item_id, facility_id, qty, status, demand_type,
+                                 demand_id, demand_line_id, expires_at, notes, created_by, updated_by)
+       VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8, $9, $10, $11, $12, $12)`,
+      [this.uow.tenantId, id, reservationNo, item.id, hold.facilityId, sql(qty), hold.demandType ?? 'manual',
+        hold.demandId ?? null, hold.demandLineId ?? null, hold.expiresAt ?? null, hold.notes ?? null, this.uow.userId],
+    );
+    if (hold.expiresAt) await this.releaseIfLapsed(id);
+    return id;
+  }
+
+  /** Changes an open reservation: quantity (not below allocated + fulfilled; more is new work, checked against ATP), expiry, notes. */
+  async update(id: string, change: { qty?: Decimal.Value; expiresAt?: Date | null; notes?: string | null }, ifMatch?: number): Promise<void> {
+    const [r] = await this.lock([id], 'change', ifMatch);
+    let newQty = toQty(r.qty);
+    if (change.qty !== undefined) {
+      const more = toQty(change.qty).gt(r.qty);
+      const item = await this.refs.oneStockItem(r.item_id, 'itemId', more ? 'new' : 'committed');
+      if (more) await this.refs.facility(r.facility_id, 'facilityId', 'new');
+      newQty = positiveQty(change.qty, item, 'qty');
+      const held = toQty(r.qty_allocated).plus(r.qty_fulfilled);
+      if (newQty.lessThan(held)) throw invalidField('qty', `must not be below the allocated and fulfilled quantity (${held.toFixed()})`);
+      if (more) await this.releaseLapsed([{ itemId: r.item_id, facilityId: r.facility_id }]);
+      const delta = newQty.minus(r.qty);
+      if (!delta.isZero()) await this.changeReserved(item, r.facility_id, delta, 'qty');
+    }
+    await this.m.query(
+      `UPDATE reservations SET qty = $3, expires_at = $4, notes = $5, status = $6, version = version + 1, updated_by = $7, updated_at = now()
+        WHERE tenant_id = $1 AND id = $2`,
+      [this.uow.tenantId, id, sql(newQty), change.expiresAt !== undefined ? change.expiresAt : r.expires_at,
+        change.notes !== undefined ? change.notes : r.notes, statusOf(newQty, toQty(r.qty_allocated), toQty(r.qty_fulfilled)), this.uow.userId],
+    );
+    if (change.expiresAt) await this.releaseIfLapsed(id);
+  }
+
+  /** Releases or cancels an open or allocated reservation: everything it holds is freed. */
+  async release(id: string, outcome: 'released' | 'cancelled', ifMatch?: number): Promise<void> {
+    const rows = await this.lock([id], outcome === 'released' ? 'release' : 'cancel', ifMatch);
+    await this.free(rows, outcome);
+  }
+
+  /** Closes a reservation as fulfilled for what it has issued, freeing any rest (e.g. a short shipment). */
+  async close(id: string): Promise<void> {
+    const [r] = await this.lock([id]);
+    if (RESERVATION.allows('release', r.status)) await this.free([r], toQty(r.qty_fulfilled).gt(0) ? 'fulfilled' : 'released');
+  }
+
+  /**
+   * Locks reservations (in id order) for the rest of the unit of work and checks If-Match and that
+   * `action` is allowed. One whose expiresAt has passed reads as released, whatever its row still says,
+   * so no action applies to it: acting on it would free or issue its holds a second time.
+   */
+  async lock(ids: string[], action?: Parameters<typeof RESERVATION.check>[0], ifMatch?: number, field?: (i: number) => string): Promise<ReservationRow[]> {
+    const rows: Array<ReservationRow & { lapsed: boolean }> = await this.m.query(
+      `SELECT r.*, ${LAPSED} AS lapsed FROM reservations r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) ORDER BY r.id FOR UPDATE`,
+      [this.uow.tenantId, ids],
+    );
+    return ids.map((id, i) => {
+      const r = rows.find((x) => x.id === id);
+      if (!r) throw field ? invalidField(field(i), 'refers to a reservation that does not exist') : notFound('Reservation');
+      if (ifMatch !== undefined && ifMatch !== r.version)
+        throw new AppError(412, 'version_conflict', `The reservation is at version ${r.version}; reload it and retry`);
+      if (r.lapsed) throw invalidState(`Reservation ${r.reservation_no} is released: it expired at ${r.expires_at!.toISOString()}`);
+      if (action) RESERVATION.check(action, r.status, r.reservation_no);
+      return r;
+    });
+  }
+
+  /** Reserved quantity of a position; more than available-to-promise → 409 naming the item and facility. */
+  async changeReserved(item: ItemRef, facilityId: string, delta: Decimal, field: string): Promise<void> {
+    await this.counters.changePositions([{
+      itemId: item.id,
+      facilityId,
+      reserved: delta,
+      detail: (requested, available) => ({ field, message: 'exceeds the available-to-promise quantity', itemId: item.id, itemNo: item.itemNo, facilityId, requested: requested.toNumber(), available: available.toNumber() }),
+    }]).catch((err: unknown) => {
+      if (!(err instanceof AppError) || err.code !== 'insufficient_stock') throw err;
+      const d = err.details![0];
+      throw insufficientStock(`Insufficient stock of ${item.itemNo} to reserve: requested ${d.requested}, available to promise ${d.available}`, err.details);
+    });
+  }
+
+  /**
+   * Frees what locked reservations hold (allocations, open reserved quantity) and sets their final
+   * status; the counters change in lock order, one statement per table.
+   */
+  async free(reservations: ReservationRow[], outcome: 'released' | 'cancelled' | 'fulfilled'): Promise<void> {
+    if (!reservations.length) return;
+    const ids = reservations.map((r) => r.id);
+    const allocations: Array<AllocationRow & { facility_id: string; status_id: string }> = await this.m.query(
+      `SELECT a.*, b.facility_id, b.status_id FROM allocations a JOIN balances b ON b.tenant_id = a.tenant_id AND b.id = a.balance_id
+        WHERE a.tenant_id = $1 AND a.reservation_id = ANY($2::uuid[]) AND a.status = 'active'`,
+      [this.uow.tenantId, ids],
+    );
+    const unallocated = reservations.map((r) => ({
+      itemId: r.item_id, facilityId: r.facility_id, reserved: toQty(r.qty).minus(r.qty_allocated).minus(r.qty_fulfilled).negated(),
+    }));
+    // Allocations pin only Available statuses (a status's isAvailable never changes): every freed
+    // allocation frees the position's allocated quantity too.
+    await this.counters.apply(
+      allocations.map((a) => ({
+        itemId: a.item_id, facilityId: a.facility_id, locationId: a.location_id, lotId: a.lot_id, statusId: a.status_id,
+        onHand: new Qty(0), allocated: toQty(a.qty).negated(),
+      })),
+      () => true,
+      unallocated,
+    );
+    await this.m.query(`UPDATE allocations SET status = 'released', updated_at = now() WHERE tenant_id = $1 AND reservation_id = ANY($2::uuid[]) AND status = 'active'`, [
+      this.uow.tenantId, ids,
+    ]);
+    await this.m.query(
+      `UPDATE reservations SET status = $3, qty_allocated = 0, version = version + 1, updated_by = $4, updated_at = now()
+        WHERE tenant_id = $1 AND id = ANY($2::uuid[])`,
+      [this.uow.tenantId, ids, outcome, this.uow.userId],
+    );
+  }
+
+  /**
+   * Releases the lapsed reservations of the given (item, facility) positions, so they block neither a
+   * posting nor a new hold before the expiry job gets to them. One skipped because another unit of work
+   * holds it is left to that one.
+   */
+  async releaseLapsed(positions: Array<{ itemId: string; facilityId: string }>): Promise<void> {
+    const keys = [...new Map(positions.map((p) => [positionKey(p), p])).values()];
+    if (!keys.length) return;
+    const due: ReservationRow[] = await this.m.query(
+      `SELECT r.* FROM reservations r
+        WHERE r.tenant_id = $1 AND ${LAPSED} AND (r.item_id, r.facility_id) IN (SELECT * FROM unnest($2::uuid[], $3::uuid[]))
+        ORDER BY r.id FOR UPDATE SKIP LOCKED`,
+      [this.uow.tenantId, keys.map((k) => k.itemId), keys.map((k) => k.facilityId)],
+    );
+    await this.free(due, 'released');
+  }
+
+  /** Every lapsed reservation of the tenant (the expiry job); returns how many were released. */
+  async sweep(): Promise<number> {
+    const due: ReservationRow[] = await this.m.query(
+      `SELECT r.* FROM reservations r WHERE r.tenant_id = $1 AND ${LAPSED} ORDER BY r.id LIMIT 1000 FOR UPDATE SKIP LOCKED`,
+      [this.uow.tenantId],
+    );
+    await this.free(due, 'released');
+    return due.length;
+  }
+
+  /** A reservation this unit of work just gave a past expiresAt holds nothing from now on. */
+  private async releaseIfLapsed(id: string): Promise<void> {
+    const due: ReservationRow[] = await this.m.query(`SELECT r.* FROM reservations r WHERE r.tenant_id = $1 AND r.id = $2 AND ${LAPSED} FOR UPDATE`, [
+      this.uow.tenantId, id,
+    ]);
+    await this.free(due, 'released');
+  }
+}
+

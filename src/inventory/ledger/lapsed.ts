@@ -1,0 +1,38 @@
+/**
+ * Reservations whose `expiresAt` has passed stop holding stock at once, though the periodic expiry job
+ * (ExpiryJob) releases their rows a little later. Until it does, every read and posting treats them as
+ * released: these SQL fragments subtract what such "lapsed" reservations still hold from the counters
+ * a read shows. Each takes the tenant as `$1` (as SqlFilters numbers it) and is cheap: a partial index
+ * (`reservations_expiry`) finds the lapsed ones, and there are few between two runs of the job.
+ */
+
+/** True for a reservation row `r` that is open or allocated but past its expiry. */
+export const LAPSED = `(r.status IN ('open', 'allocated') AND r.expires_at <= now())`;
+
+/** A reservation's columns as they stand now: a lapsed one reads as released, holding nothing. */
+export const RESERVATION_NOW = `
+  r.id, r.reservation_no, r.item_id, r.facility_id, r.qty, r.qty_fulfilled, r.demand_type, r.demand_id, r.demand_line_id,
+  r.expires_at, r.notes, r.version, r.created_by, r.updated_by, r.created_at, r.updated_at,
+  CASE WHEN ${LAPSED} THEN 'released' ELSE r.status END AS status,
+  CASE WHEN ${LAPSED} THEN 0 ELSE r.qty_allocated END AS qty_allocated`;
+
+/** The status a reservation `r` reads as now (for filters). */
+export const RESERVATION_STATUS_NOW = `(CASE WHEN ${LAPSED} THEN 'released' ELSE r.status END)`;
+
+/** Allocated quantity per balance still counted by lapsed reservations: `lapsed_allocated(balance_id, qty)`. */
+export const LAPSED_ALLOCATED = `lapsed_allocated AS (
+  SELECT a.balance_id, sum(a.qty) AS qty
+    FROM reservations r JOIN allocations a ON a.tenant_id = r.tenant_id AND a.reservation_id = r.id AND a.status = 'active'
+   WHERE r.tenant_id = $1 AND ${LAPSED}
+   GROUP BY a.balance_id)`;
+
+/** Holds per (item, facility) still counted by lapsed reservations: `lapsed_holds(item_id, facility_id, allocated, reserved)`. */
+export const LAPSED_HOLDS = `lapsed_holds AS (
+  SELECT r.item_id, r.facility_id, sum(r.qty_allocated) AS allocated, sum(r.qty - r.qty_allocated - r.qty_fulfilled) AS reserved
+    FROM reservations r
+   WHERE r.tenant_id = $1 AND ${LAPSED}
+   GROUP BY r.item_id, r.facility_id)`;
+
+/** An active allocation `a` that no lapsed reservation holds. */
+export const ALLOCATION_LIVE = `(a.status = 'active' AND NOT EXISTS (
+  SELECT 1 FROM reservations r WHERE r.tenant_id = a.tenant_id AND r.id = a.reservation_id AND ${LAPSED}))`;

@@ -1,0 +1,88 @@
+import { Injectable } from '@nestjs/common';
+import Decimal from 'decimal.js';
+import { ErrorDetail, invalidField } from '../../common/errors';
+import { qty as toQty } from '../../documents/quantity';
+import { at, CatalogRefs, ItemRef, LocationRef, StatusRef } from '../../documents/references';
+import { checkBaseDecimals, checkLot, checkSerials } from '../../documents/tracking';
+import { shortage } from './counters';
+import { FoundLot, Lots } from './lots';
+import { PostingLine } from './posting';
+
+/** A line to post with the quantity it takes from allocations (≤ 0; issue lines only). */
+export interface ConcreteLine extends PostingLine {
+  allocatedDelta?: Decimal;
+}
+
+/** A posting line after validation: every reference resolved, quantities exact. */
+export interface ResolvedLine {
+  field?: string;
+  qtyField: string;
+  item: ItemRef;
+  location: LocationRef;
+  status: StatusRef;
+  lot: FoundLot | null;
+  qty: Decimal;
+  allocatedDelta: Decimal;
+  serialNos: string[];
+  pickSerials: boolean;
+}
+
+/** Where a shortage of `l` points, with what it asked for and what there was. */
+export function lineDetail(l: ResolvedLine, requested: Decimal, available: Decimal): ErrorDetail {
+  return {
+    field: at(l.field, l.qtyField),
+    message: 'not enough stock',
+    itemId: l.item.id,
+    itemNo: l.item.itemNo,
+    locationId: l.location.id,
+    facilityId: l.location.facilityId,
+    lotId: l.lot?.id ?? null,
+    statusId: l.status.id,
+    requested: requested.toNumber(),
+    available: Decimal.max(available, 0).toNumber(),
+  };
+}
+
+/**
+ * Checks posting lines against the catalog and the tracking rules — one query per kind of reference
+ * for the whole posting — and finds or creates their lots.
+ */
+@Injectable()
+export class PostingLines {
+  constructor(
+    private readonly refs: CatalogRefs,
+    private readonly lots: Lots,
+  ) {}
+
+  async resolve(lines: ConcreteLine[], startsWork: boolean): Promise<ResolvedLine[]> {
+    const use = startsWork ? 'new' : 'committed';
+    const items = await this.refs.items(lines.map((l) => l.itemId));
+    const locations = await this.refs.locations(lines.map((l) => l.locationId));
+    const statuses = await this.refs.statuses();
+    const resolved = lines.map((line): ResolvedLine => {
+      const f = line.field;
+      const qtyField = line.qtyField ?? 'qty';
+      const item = this.refs.stockItem(items, line.itemId, at(f, 'itemId'), use);
+      const location: LocationRef = this.refs.location(locations, line.locationId, at(f, 'locationId'), use);
+      const status = this.refs.status(statuses, line.statusId, at(f, 'statusId'));
+      const qty = toQty(line.qty);
+      if (qty.isZero()) throw invalidField(at(f, qtyField), 'must not be 0');
+      checkBaseDecimals(item, qty, at(f, qtyField));
+      const pickSerials = !!line.pickSerials && qty.lt(0);
+      const serialNos = checkSerials(item, qty, line.serialNos, f, { qtyField, mayPick: pickSerials });
+      checkLot(item, line, f);
+      return { field: f, qtyField, item, location, status, lot: null, qty, allocatedDelta: line.allocatedDelta ?? toQty(0), serialNos, pickSerials };
+    });
+    const lots = await this.lots.resolve(
+      resolved.map((r, i) => ({ item: r.item, lotId: lines[i].lotId, lotNo: lines[i].lotNo, expiryDate: lines[i].expiryDate, field: r.field })),
+      (i) => resolved[i].qty.gt(0),
+    );
+    resolved.forEach((r, i) => {
+      const lot = lots[i];
+      // An outbound line naming a lot number that was never received has no stock of it.
+      if (lot === undefined) throw shortage([{ ...lineDetail(r, r.qty.abs(), toQty(0)), message: `no stock of lot ${lines[i].lotNo}` }]);
+      r.lot = lot;
+    });
+    return resolved;
+  }
+}

@@ -1,0 +1,63 @@
+import { Injectable } from '@nestjs/common';
+import { AppError, invalidField } from '../../common/errors';
+import { UnitOfWork } from '../../database/unit-of-work';
+import { qty as toQty } from '../../documents/quantity';
+import { at } from '../../documents/references';
+import { shortage } from './counters';
+import { lineDetail, ResolvedLine } from './posting-lines';
+
+/** Serial numbers follow their units: inbound lines put serials in stock, outbound lines take them out. */
+@Injectable()
+export class Serials {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  async move(lines: ResolvedLine[]): Promise<void> {
+    const serialLines = lines.filter((l) => l.item.serialTracked);
+    // Outbound first, so a move (out of one location, into another) sees the serial leave before it arrives.
+    for (const l of serialLines.filter((x) => x.qty.lt(0))) await this.takeOut(l);
+    for (const l of serialLines.filter((x) => x.qty.gt(0))) await this.putIn(l);
+  }
+
+  private async takeOut(l: ResolvedLine): Promise<void> {
+    const n = l.qty.abs().toNumber();
+    // Wrapped in a SELECT: TypeORM returns a bare UPDATE … RETURNING as [rows, rowCount], not rows.
+    const taken: Array<{ serial_no: string }> = await this.uow.manager.query(
+      `WITH taken AS (
+         UPDATE serials s SET in_stock = false, updated_at = now()
+          WHERE s.tenant_id = $1 AND s.id IN (
+                SELECT id FROM serials
+                 WHERE tenant_id = $1 AND item_id = $2 AND in_stock AND location_id = $3
+                   AND lot_id IS NOT DISTINCT FROM $4 AND status_id = $5
+                   AND ($6::text[] IS NULL OR serial_no = ANY($6::text[]))
+                 ORDER BY serial_no LIMIT $7 FOR UPDATE)
+          RETURNING s.serial_no)
+       SELECT serial_no FROM taken ORDER BY serial_no`,
+      [this.uow.tenantId, l.item.id, l.location.id, l.lot?.id ?? null, l.status.id, l.serialNos.length ? l.serialNos : null, n],
+    );
+    if (taken.length < n) {
+      const missing = l.serialNos.filter((s) => !taken.some((t) => t.serial_no === s));
+      if (missing.length) throw invalidField(at(l.field, 'serialNos'), `not in stock at this location: ${missing.join(', ')}`);
+      throw shortage([{ ...lineDetail(l, l.qty.abs(), toQty(taken.length)), message: `not enough serials of ${l.item.itemNo} in stock at this location` }]);
+    }
+    l.serialNos = taken.map((t) => t.serial_no);
+  }
+
+  private async putIn(l: ResolvedLine): Promise<void> {
+    const placed: Array<{ serial_no: string }> = await this.uow.manager.query(
+      `INSERT INTO serials AS s (tenant_id, item_id, serial_no, lot_id, location_id, status_id, in_stock)
+       SELECT $1, $2, sn, $3, $4, $5, true FROM unnest($6::text[]) AS sn
+       ON CONFLICT (tenant_id, item_id, serial_no) DO UPDATE
+          SET in_stock = true, lot_id = EXCLUDED.lot_id, location_id = EXCLUDED.location_id,
+              status_id = EXCLUDED.status_id, updated_at = now()
+        WHERE NOT s.in_stock
+       RETURNING s.serial_no`,
+      [this.uow.tenantId, l.item.id, l.lot?.id ?? null, l.location.id, l.status.id, l.serialNos],
+    );
+    if (placed.length < l.serialNos.length) {
+      const dup = l.serialNos.filter((s) => !placed.some((p) => p.serial_no === s));
+      throw new AppError(409, 'duplicate', `Serial numbers already in stock: ${dup.join(', ')}`, [
+        { field: at(l.field, 'serialNos'), message: `already in stock: ${dup.join(', ')}` },
+      ]);
+    }
+  }
+}
