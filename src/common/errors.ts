@@ -71,11 +71,17 @@ export async function withDuplicateMessages<T>(messages: Record<string, string>,
   try {
     return await write();
   } catch (err) {
-    const e = err as { constraint?: unknown; driverError?: { constraint?: unknown } };
-    const constraint = e.driverError?.constraint ?? e.constraint;
-    if (AppError.sqlState(err) === '23505' && typeof constraint === 'string' && messages[constraint]) {
+    const constraint = constraintOf(err);
+    if (AppError.sqlState(err) === '23505' && constraint && messages[constraint]) {
       throw duplicate(messages[constraint]);
     }
     throw err;
   }
+}
+
+/** The name of the constraint a database error names, if any. */
+export function constraintOf(err: unknown): string | undefined {
+  const e = err as { constraint?: unknown; driverError?: { constraint?: unknown } } | undefined;
+  const name = e?.driverError?.constraint ?? e?.constraint;
+  return typeof name === 'string' ? name : undefined;
 }

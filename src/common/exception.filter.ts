@@ -1,7 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ClsServiceManager } from 'nestjs-cls';
-import { AppError, ErrorCode, ErrorDetail } from './errors';
+import { CONSTRAINT_ERRORS, unmappedConstraint } from './constraints';
+import { AppError, constraintOf, ErrorCode, ErrorDetail } from './errors';
 
 const BY_STATUS: Record<number, ErrorCode> = {
   400: 'bad_request',
@@ -60,8 +61,11 @@ export function toErrorBody(err: unknown): ErrorBody {
   const sqlState = AppError.sqlState(err);
   if (sqlState === '23505') return { error: 'duplicate', message: duplicateMessage(err), status: 409 };
   if (sqlState && sqlState in INVALID_INPUT) return { error: 'validation_failed', message: INVALID_INPUT[sqlState], status: 400 };
-  if (sqlState === '23514' || sqlState === '23P01')
-    return { error: 'insufficient_stock', message: 'The change would leave stock negative or over-committed', status: 409 };
+  if (sqlState === '23514' || sqlState === '23P01' || sqlState === '23503') {
+    const known = CONSTRAINT_ERRORS[constraintOf(err) ?? ''];
+    const mapped = known ?? unmappedConstraint(sqlState);
+    return { error: mapped.error, message: mapped.message, status: mapped.status };
+  }
   if ((sqlState && UNAVAILABLE.test(sqlState)) || isNetworkError(err))
     return { error: 'service_unavailable', message: 'The database is unavailable; retry shortly', status: 503 };
   return { error: 'internal_error', message: 'Internal server error', status: 500 };
@@ -98,6 +102,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const res = ctx.getResponse<Response>();
     const req = ctx.getRequest<Request>();
     const body = toErrorBody(err);
+    const constraint = AppError.sqlState(err)?.startsWith('23') ? constraintOf(err) : undefined;
+    if (constraint && body.status < 500 && !(constraint in CONSTRAINT_ERRORS) && AppError.sqlState(err) !== '23505')
+      this.logger.warn({ constraint, method: req?.method, url: req?.originalUrl }, `unmapped constraint ${constraint} answered ${body.status}`);
     if (body.status >= 500) {
       const requestId = ClsServiceManager.getClsService().isActive() ? ClsServiceManager.getClsService().get('requestId') : undefined;
       this.logger.error({ err, requestId, method: req?.method, url: req?.originalUrl }, `${body.error} on ${req?.method} ${req?.originalUrl}`);

@@ -208,6 +208,21 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
       expect(toErrorBody(Object.assign(new Error('QueryFailedError'), { driverError: err }))).toEqual(body);
     });
 
+    it('a constraint violation answers by the constraint map: not every CHECK is insufficient_stock, none is a 500', async () => {
+      const violation = (code: string, constraint: string) =>
+        Object.assign(new Error('QueryFailedError'), { driverError: Object.assign(new Error(`violates check constraint "${constraint}"`), { code, constraint }) });
+      expect(toErrorBody(violation('23514', 'balance_not_negative'))).toEqual({ error: 'insufficient_stock', message: expect.any(String), status: 409 });
+      expect(toErrorBody(violation('23514', 'position_not_overcommitted'))).toMatchObject({ error: 'insufficient_stock', status: 409 });
+      expect(toErrorBody(violation('23514', 'reorder_policy_min_max'))).toEqual({ error: 'validation_failed', message: 'minQty must not exceed maxQty', status: 400 });
+      expect(toErrorBody(violation('23514', 'transfer_between_facilities'))).toMatchObject({ error: 'validation_failed', status: 400 });
+      expect(toErrorBody(violation('23514', 'reservation_quantities'))).toMatchObject({ error: 'invalid_state', status: 409 });
+      // Unmapped: a clear 409 (CHECK) or 400 (foreign key), with nothing internal in the body.
+      const unknownCheck = toErrorBody(violation('23514', 'some_future_check'));
+      expect(unknownCheck).toEqual({ error: 'invalid_state', message: expect.any(String), status: 409 });
+      expect(unknownCheck.message).not.toMatch(/some_future_check/);
+      expect(toErrorBody(violation('23503', 'balances_tenant_id_item_id_fkey'))).toEqual({ error: 'validation_failed', message: expect.any(String), status: 400 });
+    });
+
     it('a unique violation names the fields, not the SQL or constraint', async () => {
       await t.post('/v1/uoms', { code: 'DUP', name: 'One', decimals: 0 }).expect(201);
       const res = await t.post('/v1/uoms', { code: 'DUP', name: 'Two', decimals: 0 }).expect(409);

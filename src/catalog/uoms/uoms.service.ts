@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { likePattern, page, PageQuery } from '../../common/pagination';
+import { page, PageQuery } from '../../common/pagination';
+import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { CreateUomDto } from './dto/create-uom.dto';
 import { Uom, uomView } from './uom.entity';
@@ -9,21 +10,18 @@ import { Uom, uomView } from './uom.entity';
 export class UomsService {
   constructor(private readonly uow: UnitOfWork) {}
 
-  private get repo() {
-    return this.uow.manager.getRepository(Uom);
-  }
-
-  /** Ordered by code (a small, stable reference list). */
+  /** Ordered by code (a small, stable reference list); q searches code and name. */
   async list(query: PageQuery) {
-    const qb = this.repo.createQueryBuilder('u').orderBy('u.code', 'ASC').addOrderBy('u.id', 'ASC');
-    if (query.q) qb.where('(u.code ILIKE :q OR u.name ILIKE :q)', { q: likePattern(query.q) });
-    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
+    const f = new SqlFilters(this.uow.tenantId).search(['code', 'name'], query.q);
+    const { rows, count } = await f.pageOf<Uom>(this.uow.manager, `SELECT id, code, name, decimals FROM uoms WHERE ${f.where}`, 'code, id', query);
     return page(rows.map(uomView), count, query);
   }
 
   async create(dto: CreateUomDto) {
-    const uom = this.repo.create({ tenantId: this.uow.tenantId, id: randomUUID(), ...dto, code: dto.code.toUpperCase() });
-    await this.repo.insert(uom);
-    return uomView(uom);
+    const [row]: Uom[] = await this.uow.manager.query(
+      `INSERT INTO uoms (tenant_id, id, code, name, decimals) VALUES ($1, $2, $3, $4, $5) RETURNING id, code, name, decimals`,
+      [this.uow.tenantId, randomUUID(), dto.code.toUpperCase(), dto.name, dto.decimals],
+    );
+    return uomView(row);
   }
 }

@@ -1,0 +1,110 @@
+import type * as LedgerModule from '../../src/inventory/ledger/ledger.service';
+import type * as UowModule from '../../src/database/unit-of-work';
+import type * as Verify from '../../src/inventory/ledger/verify';
+import type { Posting } from '../../src/inventory/ledger/posting';
+import { fromDist, nativeRequire } from '../support/dist';
+import { newTenant, startApp, Tenant, TestContext } from '../support/app';
+import { adjust, inventoryFixture, newItem } from '../support/fixtures';
+
+const { LedgerService } = fromDist<typeof LedgerModule>('inventory/ledger/ledger.service');
+const { UnitOfWork } = fromDist<typeof UowModule>('database/unit-of-work');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { ClsService } = nativeRequire('nestjs-cls') as { ClsService: new (...args: never[]) => { run<T>(f: () => T): T; set(k: string, v: unknown): void } };
+
+/**
+ * The ledger's one posting call, driven directly (no route builds such a posting yet; sales shipments
+ * and work-order completions will): free lines and lines that consume holds, one transaction.
+ */
+describe('ledger posting that consumes holds', () => {
+  let ctx: TestContext;
+  const sql = (text: string, params?: unknown[]) => ctx.db.query(text, params);
+  beforeAll(async () => {
+    ctx = await startApp();
+  });
+  afterAll(() => ctx.close());
+
+  /** Runs `posting` through LedgerService.post in a unit of work of the tenant, as a request would. */
+  async function post(t: Tenant, posting: Posting) {
+    const cls = ctx.app.get(ClsService);
+    const uow = ctx.app.get(UnitOfWork);
+    const ledger = ctx.app.get(LedgerService);
+    return cls.run(() => {
+      cls.set('principal', { tenantId: t.tenantId, userId: 'ledger-spec', permissions: new Set() });
+      return uow.run(() => ledger.post(posting), t.tenantId);
+    });
+  }
+
+  async function ground() {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t, { items: [{}, {}] });
+    const [a, b] = f.items;
+    const [b1, b2] = f.locations;
+    const free = await newItem(t, f.uom('EA'));
+    await adjust(t, { itemId: a.id, locationId: b1.id, qtyDelta: 10 });
+    await adjust(t, { itemId: a.id, locationId: b2.id, qtyDelta: 5 });
+    await adjust(t, { itemId: b.id, locationId: b1.id, qtyDelta: 7 });
+    // R1: 6 of A pinned 4 at B-1 and 2 at B-2; R2: 5 of B allocated automatically (B-1).
+    const r1 = (await t.post('/v1/inventory/reservations', { itemId: a.id, facilityId: f.facility.id, qty: 6 }).expect(201)).body.data;
+    await t.post(`/v1/inventory/reservations/${r1.id}/allocate`, { allocations: [{ locationId: b1.id, qty: 4 }, { locationId: b2.id, qty: 2 }] }).expect(200);
+    const r2 = (await t.post('/v1/inventory/reservations', { itemId: b.id, facilityId: f.facility.id, qty: 5 }).expect(201)).body.data;
+    await t.post(`/v1/inventory/reservations/${r2.id}/allocate`).expect(200);
+    return { t, f, a, b, b1, b2, free, r1, r2 };
+  }
+
+  const balances = async (t: Tenant) =>
+    Object.fromEntries(
+      (await t.get('/v1/inventory/balances?limit=500').expect(200)).body.data.map((r: { itemId: string; locationId: string; qtyOnHand: number; qtyAllocated: number }) => [
+        `${r.itemId}@${r.locationId}`,
+        [r.qtyOnHand, r.qtyAllocated],
+      ]),
+    );
+
+  it('posts one transaction that consumes two reservations and posts a free line, exactly', async () => {
+    const { t, f, a, b, b1, b2, free, r1, r2 } = await ground();
+    const txn = await post(t, {
+      type: 'shipment',
+      sourceType: 'test',
+      lines: [{ reservationId: r1.id, qty: 5 }, { itemId: free.id, locationId: b2.id, qty: 3 }, { reservationId: r2.id }],
+    });
+    // R1's 5 come from its allocations in location-code order (4 at B-1, 1 at B-2); R2 issues all it holds.
+    expect(txn.lines.map((l) => [l.lineNo, l.itemId, l.locationId, l.qtyDelta])).toEqual([
+      [1, a.id, b1.id, -4],
+      [2, a.id, b2.id, -1],
+      [3, free.id, b2.id, 3],
+      [4, b.id, b1.id, -5],
+    ]);
+    const all = (await t.get('/v1/inventory/transactions?type=shipment').expect(200)).body;
+    expect(all.count).toBe(1);
+    expect(all.data[0]).toMatchObject({ id: txn.id, txnNo: txn.txnNo, sourceType: 'test' });
+
+    expect(await balances(t)).toEqual({
+      [`${a.id}@${b1.id}`]: [6, 0],
+      [`${a.id}@${b2.id}`]: [4, 1],
+      [`${b.id}@${b1.id}`]: [2, 0],
+      [`${free.id}@${b2.id}`]: [3, 0],
+    });
+    const read = async (id: string) => (await t.get(`/v1/inventory/reservations/${id}`).expect(200)).body.data;
+    expect(await read(r1.id)).toMatchObject({ qty: 6, qtyAllocated: 1, qtyFulfilled: 5, status: 'allocated', version: 3, allocations: [expect.objectContaining({ locationId: b2.id, qty: 1 })] });
+    expect(await read(r2.id)).toMatchObject({ qty: 5, qtyAllocated: 0, qtyFulfilled: 5, status: 'fulfilled', allocations: [] });
+    const atp = (await t.get(`/v1/inventory/availability?itemId=${a.id}&groupBy=facility`).expect(200)).body.data[0];
+    expect(atp).toMatchObject({ facilityId: f.facility.id, qtyOnHand: 10, qtyAllocated: 1, qtyReserved: 0, qtyAvailable: 9 });
+    expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+  });
+
+  it('posts nothing when one hold cannot cover its line, naming the line', async () => {
+    const { t, a, b2, free, r1, r2 } = await ground();
+    const before = await balances(t);
+    const err = await post(t, {
+      type: 'shipment',
+      lines: [{ reservationId: r2.id }, { itemId: free.id, locationId: b2.id, qty: 3 }, { reservationId: r1.id, qty: 7, field: 'lines[2]' }],
+    }).then(() => undefined, (e: { status: number; code: string; details: unknown[] }) => e);
+    expect(err).toMatchObject({ status: 409, code: 'insufficient_stock', details: [expect.objectContaining({ field: 'lines[2].qty', itemId: a.id, requested: 7, available: 6 })] });
+    expect(await balances(t)).toEqual(before);
+    expect((await t.get('/v1/inventory/transactions?type=shipment').expect(200)).body.count).toBe(0);
+    expect((await t.get(`/v1/inventory/reservations/${r2.id}`).expect(200)).body.data).toMatchObject({ status: 'allocated', qtyFulfilled: 0 });
+    // Issuing from a place the hold has nothing at is refused the same way.
+    const elsewhere = await post(t, { type: 'shipment', lines: [{ reservationId: r2.id, locationId: b2.id, qty: 1 }] }).then(() => undefined, (e) => e);
+    expect(elsewhere).toMatchObject({ status: 409, code: 'insufficient_stock' });
+    expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+  });
+});
