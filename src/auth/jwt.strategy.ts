@@ -1,12 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { Request, Response } from 'express';
-import { passportJwtSecret } from 'jwks-rsa';
 import passport from 'passport';
 import { ExtractJwt, Strategy } from 'passport-jwt';
 import { Settings } from '../config/settings';
 import { AppError } from '../common/errors';
+import { JwksClient } from 'jwks-rsa';
 import { Principal } from '../tenancy/request-context';
+import { SigningKeys } from './signing-keys';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -30,8 +31,23 @@ export function principalFromClaims(claims: Record<string, unknown>, namespace: 
   return { tenantId: tenantId.toLowerCase(), userId: claims.sub, permissions: new Set(permissions) };
 }
 
+/** passport-jwt's key lookup: the token header's `kid` → a cached KeyObject (none: the token is refused). */
+function keyProvider(keys: SigningKeys) {
+  // passport-jwt's types say string | Buffer; jsonwebtoken (which it calls) takes a KeyObject as it is.
+  return (_req: unknown, rawJwt: string, done: (err: unknown, key?: string | Buffer) => void) => {
+    let kid: string | undefined;
+    try {
+      const header = JSON.parse(Buffer.from(rawJwt.split('.')[0], 'base64url').toString('utf8')) as { kid?: unknown };
+      kid = typeof header.kid === 'string' ? header.kid : undefined;
+    } catch {
+      return done(null, undefined); // not a JWT: jsonwebtoken says so
+    }
+    keys.get(kid).then((key) => done(null, key as unknown as Buffer | undefined), (err: unknown) => done(err));
+  };
+}
+
 /**
- * Verifies bearer tokens: signature by a key from the IdP's JWKS (cached, rate limited),
+ * Verifies bearer tokens: signature by a key from the IdP's JWKS (KeyObjects cached per kid, see SigningKeys),
  * asymmetric algorithms only, issuer, audience, expiry with a small clock tolerance.
  */
 @Injectable()
@@ -39,15 +55,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   constructor(private readonly settings: Settings) {
     super({
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
-      secretOrKeyProvider: passportJwtSecret({
-        jwksUri: settings.jwksUri,
-        cache: true,
-        cacheMaxEntries: 10,
-        cacheMaxAge: 10 * 60 * 1000,
-        rateLimit: true,
-        jwksRequestsPerMinute: 10,
-        timeout: 5000,
-      }),
+      secretOrKeyProvider: keyProvider(new SigningKeys(new JwksClient({ jwksUri: settings.jwksUri, cache: false, rateLimit: false, timeout: 5000 }))),
       issuer: settings.IDP_ISSUER_URL,
       audience: settings.IDP_AUDIENCE,
       algorithms: settings.IDP_ALGORITHMS as never,

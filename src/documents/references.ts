@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { invalidField, invalidState, unknownReference } from '../common/errors';
 import { UnitOfWork } from '../database/unit-of-work';
+import { unique } from './fields';
 
 export interface ItemRef {
   id: string;
@@ -49,10 +50,7 @@ export interface StatusRef {
  */
 export type Use = 'new' | 'committed';
 
-/** Joins a field path: at('lines[0]', 'itemId') → 'lines[0].itemId'. */
-export const at = (prefix: string | undefined, field: string) => (prefix ? `${prefix}.${field}` : field);
-
-export const unique = <T>(xs: T[]): T[] => [...new Set(xs)];
+export { at, unique } from './fields';
 
 /**
  * The catalog facts that documents and the ledger check their references against (one query per kind

@@ -1,7 +1,7 @@
 import type Decimal from 'decimal.js';
 import { invalidField, unknownReference } from '../common/errors';
+import { at } from './fields';
 import type { ItemRef, LotRef } from './references';
-import { at } from './references';
 
 /**
  * The item tracking rules (CONTRACT §4), in one place for every document and the ledger:
@@ -38,10 +38,10 @@ export function checkLotOfItem(lot: LotRef | undefined, item: ItemRef, field: st
   return lot;
 }
 
-/** `lotId` of a document line or pin: the lot rule, then the lot must be the item's own. */
+/** `lotId` of a document line or pin: the lot rule (field `lotId`), then the lot must be the item's own. */
 export function checkLotId(lots: LotRef[], lotId: string | null | undefined, item: ItemRef, field: string): void {
-  if (item.lotTracked && !lotId) throw invalidField(field, `is required: ${item.itemNo} is lot-tracked`);
-  if (!item.lotTracked && lotId) throw invalidField(field, `must be empty: ${item.itemNo} is not lot-tracked`);
+  const dot = field.lastIndexOf('.');
+  checkLot(item, { lotId }, dot < 0 ? undefined : field.slice(0, dot), 'lotId');
   if (lotId) checkLotOfItem(lots.find((l) => l.id === lotId), item, field);
 }
 
