@@ -32,12 +32,14 @@ export function principalFromClaims(claims: Record<string, unknown>, namespace: 
 }
 
 /** passport-jwt's key lookup: the token header's `kid` → a cached KeyObject (none: the token is refused). */
-function keyProvider(keys: SigningKeys) {
+function keyProvider(keys: SigningKeys, algorithms: string[]) {
   // passport-jwt's types say string | Buffer; jsonwebtoken (which it calls) takes a KeyObject as it is.
   return (_req: unknown, rawJwt: string, done: (err: unknown, key?: string | Buffer) => void) => {
     let kid: string | undefined;
     try {
-      const header = JSON.parse(Buffer.from(rawJwt.split('.')[0], 'base64url').toString('utf8')) as { kid?: unknown };
+      const header = JSON.parse(Buffer.from(rawJwt.split('.')[0], 'base64url').toString('utf8')) as { kid?: unknown; alg?: unknown };
+      // `alg: none`, HS* and anything not configured get no key at all (and cost no JWKS fetch).
+      if (typeof header.alg !== 'string' || !algorithms.includes(header.alg)) return done(null, undefined);
       kid = typeof header.kid === 'string' ? header.kid : undefined;
     } catch {
       return done(null, undefined); // not a JWT: jsonwebtoken says so
@@ -55,7 +57,10 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   constructor(private readonly settings: Settings) {
     super({
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
-      secretOrKeyProvider: keyProvider(new SigningKeys(new JwksClient({ jwksUri: settings.jwksUri, cache: false, rateLimit: false, timeout: 5000 }))),
+      secretOrKeyProvider: keyProvider(
+        new SigningKeys(new JwksClient({ jwksUri: settings.jwksUri, cache: false, rateLimit: false, timeout: 5000 })),
+        settings.IDP_ALGORITHMS,
+      ),
       issuer: settings.IDP_ISSUER_URL,
       audience: settings.IDP_AUDIENCE,
       algorithms: settings.IDP_ALGORITHMS as never,

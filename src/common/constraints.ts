@@ -14,8 +14,8 @@ const state = (message: string): ConstraintError => ({ status: 409, error: 'inva
  * The one map from database constraint names to the contract's errors. The service checks these rules
  * itself first and answers with details; the constraints are the database's last word, and when one
  * fires anyway (a race the code did not foresee, a rule only the database knows) its name decides the
- * answer here. A CHECK or foreign key not in this map is a 409 invalid_state (CHECK) or 400 (foreign
- * key) with its name logged, never a 500.
+ * answer here. A CHECK or foreign key not in this map is a 400 validation_failed with its name logged,
+ * never a 500.
  */
 export const CONSTRAINT_ERRORS: Record<string, ConstraintError> = {
   // Ledger invariants (CONTRACT §5).
@@ -34,7 +34,8 @@ export const CONSTRAINT_ERRORS: Record<string, ConstraintError> = {
 
 /** What an unmapped constraint violation answers, by SQLSTATE. */
 export function unmappedConstraint(sqlState: string): ConstraintError {
+  // A CHECK the service does not know is most likely a value that validation let through.
   return sqlState === '23503'
     ? invalid('A referenced record does not exist or cannot be used here')
-    : state('The change breaks a rule of the stored data');
+    : invalid('A value breaks a rule of the stored data');
 }

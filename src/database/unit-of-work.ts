@@ -45,6 +45,14 @@ export class UnitOfWork {
     return this.principal.userId;
   }
 
+  /**
+   * Marks the current unit of work as failed with `err`: it rolls back and ends with that error even if
+   * the caller catches it and carries on. For steps that write several statements and may fail between them.
+   */
+  fail(err: unknown): void {
+    if (this.cls.isActive() && this.cls.get('manager') && !this.cls.get('failure')) this.cls.set('failure', err);
+  }
+
   /** Runs `work` in one transaction for `tenantId` (default: the current principal's). */
   async run<T>(work: (manager: EntityManager) => Promise<T>, tenantId?: string): Promise<T> {
     if (!this.cls.isActive()) return this.cls.run(() => this.run(work, tenantId));
@@ -58,10 +66,17 @@ export class UnitOfWork {
             [APP_ROLE, tenant],
           );
           this.cls.set('manager', manager);
+          this.cls.set('failure', undefined);
           try {
-            return await work(manager);
+            const result = await work(manager);
+            // A step that may have written part of its changes failed: whatever the caller did with its
+            // error, the unit of work must not commit (all or nothing, CONTRACT §5 invariant 5).
+            const failure = this.cls.get<unknown>('failure');
+            if (failure) throw failure;
+            return result;
           } finally {
             this.cls.set('manager', undefined);
+            this.cls.set('failure', undefined);
           }
         });
       } catch (err) {

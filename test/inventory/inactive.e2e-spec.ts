@@ -164,6 +164,38 @@ describe('Inactive master data (CONTRACT §4)', () => {
       expect(await world(t)).toEqual(before);
       expect(before.transfers.count).toBe(0);
     });
+
+    it('refuses allocations pinned at it; automatic allocation passes it by', async () => {
+      const { t, ...f } = await tenantWithStock(ctx, { qty: 10 });
+      const [open, closed] = f.locations;
+      await adjust(t, { itemId: f.item.id, locationId: closed.id, qtyDelta: 5 });
+      const r = (await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 12 }).expect(201)).body.data;
+      await deactivateLocation(t, f.facility.id, closed.id);
+      const before = await world(t);
+      refused(await t.post(`/v1/inventory/reservations/${r.id}/allocate`, { allocations: [{ locationId: closed.id, qty: 2 }] }));
+      expect(await world(t)).toEqual(before);
+      // The automatic plan finds only the 10 at the active location: not enough for 12.
+      expect((await t.post(`/v1/inventory/reservations/${r.id}/allocate`)).status).toBe(409);
+      const partial = (await t.post(`/v1/inventory/reservations/${r.id}/allocate`, { allocations: [{ locationId: open.id, qty: 10 }] }).expect(200)).body.data;
+      expect(partial.allocations).toEqual([expect.objectContaining({ locationId: open.id, qty: 10 })]);
+    });
+  });
+
+  describe('a draft transfer has committed nothing', () => {
+    it('cannot ship once its item or source location is inactive (the draft unchanged)', async () => {
+      const { t, ...f } = await tenantWithStock(ctx, { qty: 10 });
+      const byItem = await transferIn(t, f, 'draft', { stock: false });
+      await deactivateItem(t, f.item.id);
+      const before = await world(t);
+      refused(await t.post(`/v1/inventory/transfers/${byItem.id}/ship`));
+      expect(await world(t)).toEqual(before);
+
+      const g = await tenantWithStock(ctx, { qty: 10 });
+      const byLocation = await transferIn(g.t, g, 'draft', { stock: false });
+      await deactivateLocation(g.t, g.facility.id, g.location.id);
+      refused(await g.t.post(`/v1/inventory/transfers/${byLocation.id}/ship`));
+      expect((await g.t.get(`/v1/inventory/transfers/${byLocation.id}`).expect(200)).body.data).toMatchObject({ status: 'draft', version: 1 });
+    });
   });
 
   describe('an inactive location', () => {

@@ -23,16 +23,17 @@ describe('ledger posting that consumes holds', () => {
   });
   afterAll(() => ctx.close());
 
-  /** Runs `posting` through LedgerService.post in a unit of work of the tenant, as a request would. */
-  async function post(t: Tenant, posting: Posting) {
+  /** Runs `work` with the LedgerService in a unit of work of the tenant, as a request would. */
+  function inUnitOfWork<T>(t: Tenant, work: (ledger: InstanceType<typeof LedgerService>) => Promise<T>): Promise<T> {
     const cls = ctx.app.get(ClsService);
     const uow = ctx.app.get(UnitOfWork);
     const ledger = ctx.app.get(LedgerService);
     return cls.run(() => {
       cls.set('principal', { tenantId: t.tenantId, userId: 'ledger-spec', permissions: new Set() });
-      return uow.run(() => ledger.post(posting), t.tenantId);
+      return uow.run(() => work(ledger), t.tenantId);
     });
   }
+  const post = (t: Tenant, posting: Posting) => inUnitOfWork(t, (ledger) => ledger.post(posting));
 
   async function ground() {
     const t = await newTenant(ctx);
@@ -105,6 +106,42 @@ describe('ledger posting that consumes holds', () => {
     // Issuing from a place the hold has nothing at is refused the same way.
     const elsewhere = await post(t, { type: 'shipment', lines: [{ reservationId: r2.id, locationId: b2.id, qty: 1 }] }).then(() => undefined, (e) => e);
     expect(elsewhere).toMatchObject({ status: 409, code: 'insufficient_stock' });
+    expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+  });
+
+  it('a unit of work that catches a failed ledger step and carries on still commits nothing', async () => {
+    const { t, a, b1, b2, r1 } = await ground();
+    const before = await balances(t);
+    const outcome = await inUnitOfWork(t, async (ledger) => {
+      await ledger.post({ type: 'adjustment', lines: [{ itemId: a.id, locationId: b1.id, qty: 1 }] });
+      // Fails after the issue lines were planned and locked; the caller swallows the error.
+      await ledger.post({ type: 'shipment', lines: [{ itemId: a.id, locationId: b2.id, qty: -1 }, { reservationId: r1.id, qty: 99 }] }).catch(() => undefined);
+      return 'carried on';
+    }).then(() => undefined, (e: unknown) => e);
+    expect(outcome).toMatchObject({ status: 409, code: 'insufficient_stock' });
+    expect(await balances(t)).toEqual(before);
+    expect((await t.get('/v1/inventory/transactions?limit=500').expect(200)).body.count).toBe(3);
+    expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+  });
+
+  it('issues named serials from the allocation where each one is', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t, { items: [{ serialTracking: 'required' }] });
+    const [b1, b2] = f.locations;
+    await adjust(t, { itemId: f.item.id, locationId: b1.id, qtyDelta: 2, serialNos: ['S1', 'S2'] });
+    await adjust(t, { itemId: f.item.id, locationId: b2.id, qtyDelta: 2, serialNos: ['S3', 'S4'] });
+    const r = (await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 4 }).expect(201)).body.data;
+    await t.post(`/v1/inventory/reservations/${r.id}/allocate`).expect(200);
+    // S3 is at B-2, S1 at B-1: each comes from its own allocation, whatever the order given.
+    const txn = await post(t, { type: 'shipment', lines: [{ reservationId: r.id, qty: 2, serialNos: ['S3', 'S1'] }] });
+    expect(txn.lines.map((l) => [l.locationId, l.qtyDelta, l.serialNos]).sort()).toEqual([[b1.id, -1, ['S1']], [b2.id, -1, ['S3']]].sort());
+    const inStock = (await t.get(`/v1/inventory/serials?itemId=${f.item.id}&inStock=true`).expect(200)).body.data.map((s: { serialNo: string }) => s.serialNo);
+    expect(inStock).toEqual(['S2', 'S4']);
+    const refused = async (serialNos: string[], qty?: number) =>
+      post(t, { type: 'shipment', lines: [{ reservationId: r.id, qty, serialNos, field: 'lines[0]' }] }).then(() => undefined, (e) => e);
+    expect(await refused(['S2', 'S9'])).toMatchObject({ status: 400, details: [expect.objectContaining({ field: 'lines[0].serialNos', message: expect.stringContaining('S9') })] });
+    expect(await refused(['S2', 'S4'], 1)).toMatchObject({ status: 400, details: [expect.objectContaining({ field: 'lines[0].serialNos' })] });
+    expect(await refused(['S1'])).toMatchObject({ status: 400 }); // already shipped
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 });

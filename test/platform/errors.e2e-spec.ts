@@ -216,9 +216,9 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
       expect(toErrorBody(violation('23514', 'reorder_policy_min_max'))).toEqual({ error: 'validation_failed', message: 'minQty must not exceed maxQty', status: 400 });
       expect(toErrorBody(violation('23514', 'transfer_between_facilities'))).toMatchObject({ error: 'validation_failed', status: 400 });
       expect(toErrorBody(violation('23514', 'reservation_quantities'))).toMatchObject({ error: 'invalid_state', status: 409 });
-      // Unmapped: a clear 409 (CHECK) or 400 (foreign key), with nothing internal in the body.
+      // Unmapped: a clear 400, with nothing internal in the body.
       const unknownCheck = toErrorBody(violation('23514', 'some_future_check'));
-      expect(unknownCheck).toEqual({ error: 'invalid_state', message: expect.any(String), status: 409 });
+      expect(unknownCheck).toEqual({ error: 'validation_failed', message: expect.any(String), status: 400 });
       expect(unknownCheck.message).not.toMatch(/some_future_check/);
       expect(toErrorBody(violation('23503', 'balances_tenant_id_item_id_fkey'))).toEqual({ error: 'validation_failed', message: expect.any(String), status: 400 });
     });

@@ -82,7 +82,8 @@ export class Allocations {
     );
     const plan = pins.map((pin, i): Pinned => {
       const field = `allocations[${i}]`;
-      const loc = this.refs.location(locations, pin.locationId, `${field}.locationId`, 'committed', r.facility_id);
+      // Pinning stock to a location is new work there: an inactive location is refused.
+      const loc = this.refs.location(locations, pin.locationId, `${field}.locationId`, 'new', r.facility_id);
       checkLotId(lots, pin.lotId, item, `${field}.lotId`);
       const q = positiveQty(pin.qty, item, `${field}.qty`);
       // The balance with enough free stock first, then the AVAILABLE status, then by status code.
@@ -100,7 +101,7 @@ export class Allocations {
     return plan;
   }
 
-  /** Free Available stock at the facility, locked in the balances' lock order, planned by the allocation planner. */
+  /** Free Available stock at the facility's active locations, locked in the balances' lock order, planned by the allocation planner. */
   private async automatic(r: ReservationRow, remaining: Decimal): Promise<Pinned[]> {
     const rows: Array<{ id: string; location_id: string; code: string; lot_id: string | null; status_id: string; free: string; expiry: string | null; lot_created_at: Date | null }> =
       await this.m.query(
@@ -111,7 +112,7 @@ export class Allocations {
             ORDER BY ${BALANCE_ORDER}
               FOR UPDATE OF b)
          SELECT k.*, l.code, to_char(t.expiry_date, 'YYYY-MM-DD') AS expiry, t.created_at AS lot_created_at FROM locked k
-           JOIN locations l ON l.tenant_id = $1 AND l.id = k.location_id
+           JOIN locations l ON l.tenant_id = $1 AND l.id = k.location_id AND l.is_active
            LEFT JOIN lots t ON t.tenant_id = $1 AND t.id = k.lot_id`,
         [this.uow.tenantId, r.item_id, r.facility_id],
       );

@@ -67,25 +67,46 @@ export class Counters {
     return this.uow.manager;
   }
 
-  /** Applies balance deltas (merged per key), then the position deltas they imply plus `extra` ones. */
+  /**
+   * Applies balance deltas and the position deltas they imply (Available statuses) plus `extra` ones:
+   * both tables' rows locked first (balances, then positions, each in lock order), every change
+   * checked against the locked values, and only then written — a shortage anywhere writes nothing.
+   */
   async apply(deltas: BalanceDelta[], available: (statusId: string) => boolean, extra: PositionDelta[] = []): Promise<void> {
-    const merged = new Map<string, BalanceDelta>();
-    for (const d of deltas) {
-      const k = balanceKey(d);
-      const e = merged.get(k);
-      merged.set(k, e ? { ...e, onHand: e.onHand.plus(d.onHand), allocated: e.allocated.plus(d.allocated) } : d);
-    }
-    const changed = [...merged.values()].filter((d) => !d.onHand.isZero() || !d.allocated.isZero());
-    await this.changeBalances(changed);
-    const positions = changed
-      .filter((d) => available(d.statusId))
-      .map((d): PositionDelta => ({ itemId: d.itemId, facilityId: d.facilityId, onHand: d.onHand, allocated: d.allocated, detail: d.detail }));
-    await this.changePositions([...positions, ...extra]);
+    const balances = mergeBalances(deltas);
+    const positions = mergePositions([
+      ...balances
+        .filter((d) => available(d.statusId))
+        .map((d): PositionDelta => ({ itemId: d.itemId, facilityId: d.facilityId, onHand: d.onHand, allocated: d.allocated, detail: d.detail })),
+      ...extra,
+    ]);
+    const lockedBalances = await this.lockBalances(balances);
+    const lockedPositions = await this.lockPositions(positions);
+    // A key short at its balance is reported there; the facility's position is reported only when every balance suffices.
+    const short = balances.flatMap((d) => balanceShortage(d, lockedBalances.get(balanceKey(d))!));
+    if (!short.length) short.push(...positions.flatMap((p) => positionShortage(p, lockedPositions.get(positionKey(p))!)));
+    if (short.length) throw shortage(short);
+    if (balances.length)
+      await this.m.query(
+        `UPDATE balances b SET qty_on_hand = b.qty_on_hand + k.on_hand, qty_allocated = b.qty_allocated + k.allocated, updated_at = now()
+           FROM unnest($2::uuid[], $3::numeric[], $4::numeric[]) AS k(id, on_hand, allocated)
+          WHERE b.tenant_id = $1 AND b.id = k.id`,
+        [this.uow.tenantId, balances.map((d) => lockedBalances.get(balanceKey(d))!.id), balances.map((d) => sql(d.onHand)), balances.map((d) => sql(d.allocated))],
+      );
+    if (positions.length)
+      await this.m.query(
+        `UPDATE inventory_positions p
+            SET qty_available_on_hand = p.qty_available_on_hand + k.on_hand, qty_allocated = p.qty_allocated + k.allocated,
+                qty_reserved = p.qty_reserved + k.reserved, updated_at = now()
+           FROM unnest($2::uuid[], $3::uuid[], $4::numeric[], $5::numeric[], $6::numeric[]) AS k(item_id, facility_id, on_hand, allocated, reserved)
+          WHERE p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id`,
+        [this.uow.tenantId, positions.map((p) => p.itemId), positions.map((p) => p.facilityId), positions.map((p) => sql(p.onHand)), positions.map((p) => sql(p.allocated)), positions.map((p) => sql(p.reserved))],
+      );
   }
 
   /** Creates (at zero) and locks the balances of `keys` in lock order; returns them by balanceKey. */
   async lockBalances(keys: BalanceKey[]): Promise<Map<string, { id: string; onHand: Decimal; allocated: Decimal }>> {
-    const sorted = [...new Map(keys.map((k) => [balanceKey(k), k])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, k]) => k);
+    const sorted = sortBy(keys, balanceKey);
     if (!sorted.length) return new Map();
     // DO UPDATE (not DO NOTHING) locks an existing row and returns it, using the unique key's index.
     const rows: BalanceRow[] = await this.m.query(
@@ -104,100 +125,94 @@ export class Counters {
     ]));
   }
 
-  private async changeBalances(deltas: BalanceDelta[]): Promise<void> {
-    if (!deltas.length) return;
-    const locked = await this.lockBalances(deltas);
-    const short: ErrorDetail[] = [];
-    for (const d of deltas) {
-      const row = locked.get(balanceKey(d))!;
-      const onHand = row.onHand.plus(d.onHand);
-      const allocated = row.allocated.plus(d.allocated);
-      if (onHand.lt(0) || allocated.lt(0) || allocated.gt(onHand)) {
-        // Taking stock out may use the line's own allocation as well as the free quantity; allocating
-        // asks for free quantity only.
-        const free = row.onHand.minus(row.allocated);
-        const out = d.onHand.lt(0);
-        const requested = out ? d.onHand.abs() : d.allocated.abs();
-        const available = Decimal.max(out ? free.plus(Decimal.max(d.allocated.negated(), 0)) : free, 0);
-        short.push(describe(d, requested, available));
-      }
-    }
-    if (short.length) throw shortage(short);
-    await this.m.query(
-      `UPDATE balances b SET qty_on_hand = b.qty_on_hand + k.on_hand, qty_allocated = b.qty_allocated + k.allocated, updated_at = now()
-         FROM unnest($2::uuid[], $3::numeric[], $4::numeric[]) AS k(id, on_hand, allocated)
-        WHERE b.tenant_id = $1 AND b.id = k.id`,
-      [this.uow.tenantId, deltas.map((d) => locked.get(balanceKey(d))!.id), deltas.map((d) => sql(d.onHand)), deltas.map((d) => sql(d.allocated))],
+  /** Creates (at zero) and locks positions in lock order; returns their counters by positionKey. */
+  private async lockPositions(keys: PositionDelta[]): Promise<Map<string, PositionRow>> {
+    if (!keys.length) return new Map();
+    const rows: Array<{ item_id: string; facility_id: string; qty_available_on_hand: string; qty_allocated: string; qty_reserved: string }> = await this.m.query(
+      `INSERT INTO inventory_positions AS p (tenant_id, item_id, facility_id)
+       SELECT $1, k.item_id, k.facility_id FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS k(item_id, facility_id, ord)
+        ORDER BY k.ord
+       ON CONFLICT (tenant_id, item_id, facility_id) DO UPDATE SET updated_at = p.updated_at
+       RETURNING p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved`,
+      [this.uow.tenantId, keys.map((p) => p.itemId), keys.map((p) => p.facilityId)],
     );
+    return new Map(rows.map((r) => [
+      positionKey({ itemId: r.item_id, facilityId: r.facility_id }),
+      { onHand: toQty(r.qty_available_on_hand), allocated: toQty(r.qty_allocated), reserved: toQty(r.qty_reserved) },
+    ]));
   }
+}
 
-  /** Frees allocated quantity of balances by id (releasing hard allocations); ids locked in lock order first. */
-  async releaseAllocated(balances: Array<BalanceKey & { qty: Decimal }>): Promise<void> {
-    await this.changeBalances(balances.map((b) => ({ ...b, onHand: zero, allocated: b.qty.negated() })));
-  }
+interface PositionRow {
+  onHand: Decimal;
+  allocated: Decimal;
+  reserved: Decimal;
+}
 
-  /**
-   * Position counters per (item, facility), merged per key: available on hand, allocated and open
-   * reserved; allocated + reserved may never exceed available on hand.
-   */
-  async changePositions(deltas: PositionDelta[]): Promise<void> {
-    const merged = new Map<string, Required<Omit<PositionDelta, 'detail'>> & Pick<PositionDelta, 'detail'>>();
-    for (const d of deltas) {
-      const k = positionKey(d);
-      const e = merged.get(k) ?? { itemId: d.itemId, facilityId: d.facilityId, onHand: zero, allocated: zero, reserved: zero, detail: d.detail };
-      merged.set(k, {
-        ...e,
-        onHand: e.onHand.plus(d.onHand ?? zero),
-        allocated: e.allocated.plus(d.allocated ?? zero),
-        reserved: e.reserved.plus(d.reserved ?? zero),
-        detail: e.detail ?? d.detail,
-      });
-    }
-    const changed = [...merged.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([, p]) => p)
-      .filter((p) => !p.onHand.isZero() || !p.allocated.isZero() || !p.reserved.isZero());
-    if (!changed.length) return;
-    const rows: Array<{ item_id: string; facility_id: string; qty_available_on_hand: string; qty_allocated: string; qty_reserved: string }> =
-      await this.m.query(
-        `INSERT INTO inventory_positions AS p (tenant_id, item_id, facility_id)
-         SELECT $1, k.item_id, k.facility_id FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS k(item_id, facility_id, ord)
-          ORDER BY k.ord
-         ON CONFLICT (tenant_id, item_id, facility_id) DO UPDATE SET updated_at = p.updated_at
-         RETURNING p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved`,
-        [this.uow.tenantId, changed.map((p) => p.itemId), changed.map((p) => p.facilityId)],
-      );
-    const short: ErrorDetail[] = [];
-    for (const p of changed) {
-      const row = rows.find((r) => r.item_id === p.itemId && r.facility_id === p.facilityId)!;
-      const onHand = toQty(row.qty_available_on_hand).plus(p.onHand);
-      const allocated = toQty(row.qty_allocated).plus(p.allocated);
-      const reserved = toQty(row.qty_reserved).plus(p.reserved);
-      if (onHand.lt(0) || allocated.lt(0) || reserved.lt(0) || allocated.plus(reserved).gt(onHand)) {
-        const atp = toQty(row.qty_available_on_hand).minus(row.qty_allocated).minus(row.qty_reserved);
-        // What the change asks of the available-to-promise quantity: stock taken out (less what it
-        // issues from its own allocations) or newly reserved.
-        const requested = p.onHand.lt(0) ? p.onHand.abs() : p.reserved;
-        const available = Decimal.max(p.onHand.lt(0) ? atp.plus(p.allocated.abs()) : atp, 0);
-        const detail = p.detail?.(requested, available) ?? { itemId: p.itemId, facilityId: p.facilityId, requested: requested.toNumber(), available: available.toNumber() };
-        short.push({
-          ...detail,
-          message: p.onHand.lt(0)
-            ? 'would leave the facility with less available stock than it has allocated and reserved; release holds first'
-            : 'exceeds the available-to-promise quantity',
-        });
-      }
-    }
-    if (short.length) throw shortage(short);
-    await this.m.query(
-      `UPDATE inventory_positions p
-          SET qty_available_on_hand = p.qty_available_on_hand + k.on_hand, qty_allocated = p.qty_allocated + k.allocated,
-              qty_reserved = p.qty_reserved + k.reserved, updated_at = now()
-         FROM unnest($2::uuid[], $3::uuid[], $4::numeric[], $5::numeric[], $6::numeric[]) AS k(item_id, facility_id, on_hand, allocated, reserved)
-        WHERE p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id`,
-      [this.uow.tenantId, changed.map((p) => p.itemId), changed.map((p) => p.facilityId), changed.map((p) => sql(p.onHand)), changed.map((p) => sql(p.allocated)), changed.map((p) => sql(p.reserved))],
-    );
+type MergedPosition = Required<Omit<PositionDelta, 'detail'>> & Pick<PositionDelta, 'detail'>;
+
+const sortBy = <T>(xs: T[], key: (x: T) => string): T[] =>
+  [...new Map(xs.map((x) => [key(x), x])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, x]) => x);
+
+/** Balance deltas summed per key, in lock order, without the ones that change nothing. */
+function mergeBalances(deltas: BalanceDelta[]): BalanceDelta[] {
+  const merged = new Map<string, BalanceDelta>();
+  for (const d of deltas) {
+    const e = merged.get(balanceKey(d));
+    merged.set(balanceKey(d), e ? { ...e, onHand: e.onHand.plus(d.onHand), allocated: e.allocated.plus(d.allocated), detail: e.detail ?? d.detail } : d);
   }
+  return sortBy([...merged.values()], balanceKey).filter((d) => !d.onHand.isZero() || !d.allocated.isZero());
+}
+
+/** Position deltas summed per key, in lock order, without the ones that change nothing. */
+function mergePositions(deltas: PositionDelta[]): MergedPosition[] {
+  const merged = new Map<string, MergedPosition>();
+  for (const d of deltas) {
+    const e = merged.get(positionKey(d)) ?? { itemId: d.itemId, facilityId: d.facilityId, onHand: zero, allocated: zero, reserved: zero, detail: d.detail };
+    merged.set(positionKey(d), {
+      ...e,
+      onHand: e.onHand.plus(d.onHand ?? zero),
+      allocated: e.allocated.plus(d.allocated ?? zero),
+      reserved: e.reserved.plus(d.reserved ?? zero),
+      detail: e.detail ?? d.detail,
+    });
+  }
+  return sortBy([...merged.values()], positionKey).filter((p) => !p.onHand.isZero() || !p.allocated.isZero() || !p.reserved.isZero());
+}
+
+/** The shortage a balance change would cause (what the CHECKs would refuse), or none. */
+function balanceShortage(d: BalanceDelta, row: { onHand: Decimal; allocated: Decimal }): ErrorDetail[] {
+  const onHand = row.onHand.plus(d.onHand);
+  const allocated = row.allocated.plus(d.allocated);
+  if (!onHand.lt(0) && !allocated.lt(0) && !allocated.gt(onHand)) return [];
+  // Taking stock out may use the line's own allocation as well as the free quantity; allocating asks
+  // for free quantity only.
+  const free = row.onHand.minus(row.allocated);
+  const out = d.onHand.lt(0);
+  const requested = out ? d.onHand.abs() : d.allocated.abs();
+  const available = Decimal.max(out ? free.plus(Decimal.max(d.allocated.negated(), 0)) : free, 0);
+  return [describe(d, requested, available)];
+}
+
+/** The shortage a position change would cause: allocated + reserved may never exceed available on hand. */
+function positionShortage(p: MergedPosition, row: PositionRow): ErrorDetail[] {
+  const onHand = row.onHand.plus(p.onHand);
+  const allocated = row.allocated.plus(p.allocated);
+  const reserved = row.reserved.plus(p.reserved);
+  if (!onHand.lt(0) && !allocated.lt(0) && !reserved.lt(0) && !allocated.plus(reserved).gt(onHand)) return [];
+  const atp = row.onHand.minus(row.allocated).minus(row.reserved);
+  // What the change asks of available-to-promise: stock taken out (less what it issues from its own
+  // allocations) or newly reserved.
+  const out = p.onHand.lt(0);
+  const requested = out ? p.onHand.abs() : p.reserved;
+  const available = Decimal.max(out ? atp.plus(p.allocated.abs()) : atp, 0);
+  const detail = p.detail?.(requested, available) ?? { itemId: p.itemId, facilityId: p.facilityId, requested: requested.toNumber(), available: available.toNumber() };
+  return [{
+    ...detail,
+    message: out
+      ? 'would leave the facility with less available stock than it has allocated and reserved; release holds first'
+      : 'exceeds the available-to-promise quantity',
+  }];
 }
 
 function describe(d: BalanceDelta, requested: Decimal, available: Decimal): ErrorDetail {

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
-import { AppError, insufficientStock, invalidField, invalidState, notFound } from '../../common/errors';
+import { AppError, assertVersion, insufficientStock, invalidField, invalidState, notFound } from '../../common/errors';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Transitions } from '../../documents/document-store';
 import { DocumentNumbers } from '../../documents/numbering';
 import { Qty, qty as toQty, sql } from '../../documents/quantity';
 import { at, CatalogRefs, ItemRef } from '../../documents/references';
 import { checkBaseDecimals } from '../../documents/tracking';
-import { Counters, positionKey } from './counters';
+import { BalanceDelta, Counters, PositionDelta, positionKey } from './counters';
 import { LAPSED } from './lapsed';
 import { Hold } from './posting';
 import { AllocationRow, ReservationRow } from './views';
@@ -124,8 +124,7 @@ export class Holds {
     return ids.map((id, i) => {
       const r = rows.find((x) => x.id === id);
       if (!r) throw field ? invalidField(field(i), 'refers to a reservation that does not exist') : notFound('Reservation');
-      if (ifMatch !== undefined && ifMatch !== r.version)
-        throw new AppError(412, 'version_conflict', `The reservation is at version ${r.version}; reload it and retry`);
+      assertVersion(r.version, ifMatch);
       if (r.lapsed) throw invalidState(`Reservation ${r.reservation_no} is released: it expired at ${r.expires_at!.toISOString()}`);
       if (action) RESERVATION.check(action, r.status, r.reservation_no);
       return r;
@@ -134,7 +133,7 @@ export class Holds {
 
   /** Reserved quantity of a position; more than available-to-promise → 409 naming the item and facility. */
   async changeReserved(item: ItemRef, facilityId: string, delta: Decimal, field: string): Promise<void> {
-    await this.counters.changePositions([{
+    await this.counters.apply([], () => true, [{
       itemId: item.id,
       facilityId,
       reserved: delta,
@@ -146,31 +145,42 @@ export class Holds {
     });
   }
 
-  /**
-   * Frees what locked reservations hold (allocations, open reserved quantity) and sets their final
-   * status; the counters change in lock order, one statement per table.
-   */
+  /** Frees what locked reservations hold (allocations, open reserved quantity) and sets their final status. */
   async free(reservations: ReservationRow[], outcome: 'released' | 'cancelled' | 'fulfilled'): Promise<void> {
     if (!reservations.length) return;
-    const ids = reservations.map((r) => r.id);
+    const { balances, positions } = await this.freeing(reservations);
+    await this.counters.apply(balances, () => true, positions);
+    await this.markFreed(reservations, outcome);
+  }
+
+  /**
+   * The counter changes that free what locked reservations hold — for a caller that applies them with
+   * its own changes in one `Counters.apply` (one lock pass in lock order), then calls `markFreed`.
+   * Allocations pin only Available statuses (a status's isAvailable never changes), so every freed
+   * allocation frees the position's allocated quantity too.
+   */
+  async freeing(reservations: ReservationRow[]): Promise<{ balances: BalanceDelta[]; positions: PositionDelta[] }> {
+    if (!reservations.length) return { balances: [], positions: [] };
     const allocations: Array<AllocationRow & { facility_id: string; status_id: string }> = await this.m.query(
       `SELECT a.*, b.facility_id, b.status_id FROM allocations a JOIN balances b ON b.tenant_id = a.tenant_id AND b.id = a.balance_id
         WHERE a.tenant_id = $1 AND a.reservation_id = ANY($2::uuid[]) AND a.status = 'active'`,
-      [this.uow.tenantId, ids],
+      [this.uow.tenantId, reservations.map((r) => r.id)],
     );
-    const unallocated = reservations.map((r) => ({
-      itemId: r.item_id, facilityId: r.facility_id, reserved: toQty(r.qty).minus(r.qty_allocated).minus(r.qty_fulfilled).negated(),
-    }));
-    // Allocations pin only Available statuses (a status's isAvailable never changes): every freed
-    // allocation frees the position's allocated quantity too.
-    await this.counters.apply(
-      allocations.map((a) => ({
+    return {
+      balances: allocations.map((a) => ({
         itemId: a.item_id, facilityId: a.facility_id, locationId: a.location_id, lotId: a.lot_id, statusId: a.status_id,
         onHand: new Qty(0), allocated: toQty(a.qty).negated(),
       })),
-      () => true,
-      unallocated,
-    );
+      positions: reservations.map((r) => ({
+        itemId: r.item_id, facilityId: r.facility_id, reserved: toQty(r.qty).minus(r.qty_allocated).minus(r.qty_fulfilled).negated(),
+      })),
+    };
+  }
+
+  /** Final status of freed reservations; their allocations released. */
+  async markFreed(reservations: ReservationRow[], outcome: 'released' | 'cancelled' | 'fulfilled'): Promise<void> {
+    if (!reservations.length) return;
+    const ids = reservations.map((r) => r.id);
     await this.m.query(`UPDATE allocations SET status = 'released', updated_at = now() WHERE tenant_id = $1 AND reservation_id = ANY($2::uuid[]) AND status = 'active'`, [
       this.uow.tenantId, ids,
     ]);
@@ -182,38 +192,34 @@ export class Holds {
   }
 
   /**
-   * Releases the lapsed reservations of the given (item, facility) positions, so they block neither a
-   * posting nor a new hold before the expiry job gets to them. One skipped because another unit of work
-   * holds it is left to that one.
+   * Locks the lapsed reservations of (item, facility) positions: those expired that the job has not
+   * released yet. One that another unit of work holds is skipped (that one will free or act on it).
    */
-  async releaseLapsed(positions: Array<{ itemId: string; facilityId: string }>): Promise<void> {
+  async lapsedAt(positions: Array<{ itemId: string; facilityId: string }>): Promise<ReservationRow[]> {
     const keys = [...new Map(positions.map((p) => [positionKey(p), p])).values()];
-    if (!keys.length) return;
-    const due: ReservationRow[] = await this.m.query(
-      `SELECT r.* FROM reservations r
-        WHERE r.tenant_id = $1 AND ${LAPSED} AND (r.item_id, r.facility_id) IN (SELECT * FROM unnest($2::uuid[], $3::uuid[]))
-        ORDER BY r.id FOR UPDATE SKIP LOCKED`,
-      [this.uow.tenantId, keys.map((k) => k.itemId), keys.map((k) => k.facilityId)],
-    );
-    await this.free(due, 'released');
+    if (!keys.length) return [];
+    return this.lapsed(`(r.item_id, r.facility_id) IN (SELECT * FROM unnest($2::uuid[], $3::uuid[]))`, [keys.map((k) => k.itemId), keys.map((k) => k.facilityId)]);
   }
 
-  /** Every lapsed reservation of the tenant (the expiry job); returns how many were released. */
+  /** Releases the lapsed reservations of positions, so they block neither a posting nor a new hold. */
+  async releaseLapsed(positions: Array<{ itemId: string; facilityId: string }>): Promise<void> {
+    await this.free(await this.lapsedAt(positions), 'released');
+  }
+
+  /** Every lapsed reservation of the tenant, at most 1000 at a time (the expiry job); returns how many were released. */
   async sweep(): Promise<number> {
-    const due: ReservationRow[] = await this.m.query(
-      `SELECT r.* FROM reservations r WHERE r.tenant_id = $1 AND ${LAPSED} ORDER BY r.id LIMIT 1000 FOR UPDATE SKIP LOCKED`,
-      [this.uow.tenantId],
-    );
+    const due = await this.lapsed('true ORDER BY r.id LIMIT 1000', []);
     await this.free(due, 'released');
     return due.length;
   }
 
   /** A reservation this unit of work just gave a past expiresAt holds nothing from now on. */
   private async releaseIfLapsed(id: string): Promise<void> {
-    const due: ReservationRow[] = await this.m.query(`SELECT r.* FROM reservations r WHERE r.tenant_id = $1 AND r.id = $2 AND ${LAPSED} FOR UPDATE`, [
-      this.uow.tenantId, id,
-    ]);
-    await this.free(due, 'released');
+    await this.free(await this.lapsed('r.id = $2', [id]), 'released');
+  }
+
+  /** Lapsed reservations matching `where` (parameters from $2), locked, skipping those another unit of work holds. */
+  private lapsed(where: string, params: unknown[]): Promise<ReservationRow[]> {
+    return this.m.query(`SELECT r.* FROM reservations r WHERE r.tenant_id = $1 AND ${LAPSED} AND ${where} FOR UPDATE SKIP LOCKED`, [this.uow.tenantId, ...params]);
   }
 }
-

@@ -49,34 +49,50 @@ export class Issues {
       allocationId: a.id, reservation_id: a.reservation_id, balanceId: a.balance_id, locationId: a.location_id, locationCode: a.code,
       lotId: a.lot_id, expiryDate: a.expiry, statusId: a.status_id, qty: toQty(a.qty),
     }));
+    const serials = await this.serialsAt(lines, reservations);
     const takes: IssuePlan['takes'] = [];
-    const concrete = lines.map((line) => {
+    const concrete = lines.map((line, i) => {
       const r = reservations.find((x) => x.id === line.reservationId)!;
       const qtyField = at(line.field, line.qtyField ?? 'qty');
       if (line.qty !== undefined && !toQty(line.qty).gt(0)) throw invalidField(qtyField, 'must be > 0');
       const mine = held.filter((a) => a.reservation_id === r.id);
-      const { takes: taken, shortfall } = planIssue(mine, line.qty, line);
-      const wanted = line.qty === undefined ? toQty(0) : toQty(line.qty);
-      if (shortfall.gt(0) || (line.qty === undefined && !taken.length))
-        throw insufficientStock(`Reservation ${r.reservation_no} has ${wanted.minus(shortfall).toFixed()} allocated${line.locationId || line.lotId ? ' there' : ''}; cannot issue ${wanted.toFixed()}`, [
+      const named = line.serialNos?.length ? serialTakes(line, mine, serials[i]) : undefined;
+      const { takes: taken, shortfall } = named ?? planIssue(mine, line.qty, line);
+      if (shortfall.gt(0) || !taken.length) {
+        const wanted = toQty(line.qty ?? 0);
+        const what = line.qty === undefined ? 'anything' : wanted.toFixed();
+        throw insufficientStock(`Reservation ${r.reservation_no} has ${wanted.minus(shortfall).toFixed()} allocated${line.locationId || line.lotId ? ' there' : ''}; cannot issue ${what}`, [
           { field: qtyField, message: 'more than is allocated', itemId: r.item_id, requested: wanted.toNumber(), available: wanted.minus(shortfall).toNumber() },
         ]);
-      let serials = line.serialNos ?? [];
-      return taken.map(({ from, qty }): ConcreteLine => {
+      }
+      return taken.map(({ from, qty, serialNos }: { from: HeldStock; qty: Decimal; serialNos?: string[] }): ConcreteLine => {
         // What this line took is gone from the allocation for the posting's next lines.
         from.qty = toQty(from.qty).minus(qty);
         takes.push({ reservationId: r.id, allocationId: from.allocationId, qty });
-        const mineSerials = serials.slice(0, qty.toNumber());
-        serials = serials.slice(qty.toNumber());
         return {
           itemId: r.item_id, locationId: from.locationId, lotId: from.lotId, statusId: from.statusId,
           qty: qty.negated(), allocatedDelta: qty.negated(),
-          serialNos: mineSerials.length ? mineSerials : undefined, pickSerials: !mineSerials.length,
-          field: line.field, qtyField: line.qtyField,
+          serialNos, pickSerials: !serialNos, field: line.field, qtyField: line.qtyField,
         };
       });
     });
     return { concrete, plan: { reservations, takes } };
+  }
+
+  /** Where each named serial is in stock now (one query for the posting), per issue line. */
+  private async serialsAt(lines: IssueLine[], reservations: ReservationRow[]): Promise<Array<Map<string, SerialPlace>>> {
+    const wanted = lines.flatMap((l) => (l.serialNos ?? []).map((serialNo) => ({ itemId: reservations.find((r) => r.id === l.reservationId)!.item_id, serialNo })));
+    const rows: Array<SerialPlace & { item_id: string; serial_no: string }> = wanted.length
+      ? await this.m.query(
+          `SELECT item_id, serial_no, location_id AS "locationId", lot_id AS "lotId", status_id AS "statusId" FROM serials
+            WHERE tenant_id = $1 AND in_stock AND (item_id, serial_no) IN (SELECT * FROM unnest($2::uuid[], $3::text[]))`,
+          [this.uow.tenantId, wanted.map((w) => w.itemId), wanted.map((w) => w.serialNo)],
+        )
+      : [];
+    return lines.map((l) => {
+      const itemId = reservations.find((r) => r.id === l.reservationId)!.item_id;
+      return new Map(rows.filter((r) => r.item_id === itemId && (l.serialNos ?? []).includes(r.serial_no)).map((r) => [r.serial_no, r]));
+    });
   }
 
   /** Allocations lose what was issued (issued when empty); reservations count it as fulfilled. */
@@ -109,4 +125,36 @@ export class Issues {
       [this.uow.tenantId, changed.map((c) => c.id), changed.map((c) => sql(c.allocated)), changed.map((c) => sql(c.fulfilled)), this.uow.userId, changed.map((c) => c.status)],
     );
   }
+}
+
+interface SerialPlace {
+  locationId: string;
+  lotId: string | null;
+  statusId: string;
+}
+
+/**
+ * Named serials are issued from the allocation where each one is: one unit per serial, grouped by
+ * allocation. Every serial must be in stock at a place the reservation holds, once; their count is the
+ * line's quantity.
+ */
+function serialTakes(line: IssueLine, held: HeldStock[], places: Map<string, SerialPlace>) {
+  const serialNos = line.serialNos!;
+  const field = at(line.field, 'serialNos');
+  if (new Set(serialNos).size !== serialNos.length) throw invalidField(field, 'must not repeat a serial number');
+  if (line.qty !== undefined && !toQty(line.qty).eq(serialNos.length))
+    throw invalidField(field, `must list one serial number per unit (${toQty(line.qty).toFixed()})`);
+  const missing = serialNos.filter((s) => !places.has(s));
+  if (missing.length) throw invalidField(field, `not in stock: ${missing.join(', ')}`);
+  const takes = new Map<HeldStock, string[]>();
+  for (const serialNo of serialNos) {
+    const p = places.get(serialNo)!;
+    const from = held.find(
+      (a) => a.locationId === p.locationId && a.lotId === p.lotId && a.statusId === p.statusId &&
+        (!line.locationId || a.locationId === line.locationId) && toQty(a.qty).gt(takes.get(a)?.length ?? 0),
+    );
+    if (!from) throw invalidField(field, `${serialNo} is not at a location (and lot) the reservation has allocated stock at`);
+    takes.set(from, [...(takes.get(from) ?? []), serialNo]);
+  }
+  return { takes: [...takes].map(([from, s]) => ({ from, qty: toQty(s.length), serialNos: s })), shortfall: toQty(0) };
 }

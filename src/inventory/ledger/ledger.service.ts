@@ -41,22 +41,34 @@ export class LedgerService {
    * Ledger lines follow the posting's order; an issue line becomes one ledger line per allocation it
    * takes from. `ifMatch` applies to the reservation of a posting that consumes exactly one.
    */
-  async post(posting: Posting, ifMatch?: number): Promise<TransactionView> {
+  post(posting: Posting, ifMatch?: number): Promise<TransactionView> {
     if (!posting.lines.length) throw validationFailed('A posting needs at least one line');
+    return this.atomic(() => this.write(posting, ifMatch));
+  }
+
+  private async write(posting: Posting, ifMatch?: number): Promise<TransactionView> {
     const issueLines = posting.lines.filter(isIssue);
     const { concrete, plan } = issueLines.length ? await this.issues.plan(issueLines, ifMatch) : { concrete: [], plan: undefined };
     let next = 0;
     const flat = posting.lines.flatMap((l) => (isIssue(l) ? concrete[next++] : [l as PostingLine]));
     const resolved = await this.lines.resolve(flat, !!posting.startsWork);
-    // Reservations that expired stop holding stock before this posting takes stock out.
-    await this.holds.releaseLapsed(resolved.filter((l) => l.qty.lt(0)).map((l) => ({ itemId: l.item.id, facilityId: l.location.facilityId })));
+    // Reservations that expired stop holding stock before this posting takes stock out: their release
+    // is applied with the posting's own counters, in one lock pass.
+    const lapsed = await this.holds.lapsedAt(resolved.filter((l) => l.qty.lt(0)).map((l) => ({ itemId: l.item.id, facilityId: l.location.facilityId })));
+    const freed = await this.holds.freeing(lapsed);
+    const available = new Set([...resolved.filter((l) => l.status.isAvailable).map((l) => l.status.id), ...freed.balances.map((b) => b.statusId)]);
     await this.counters.apply(
-      resolved.map((l) => ({
-        itemId: l.item.id, facilityId: l.location.facilityId, locationId: l.location.id, lotId: l.lot?.id ?? null, statusId: l.status.id,
-        onHand: l.qty, allocated: l.allocatedDelta, detail: (requested: Decimal, available: Decimal) => lineDetail(l, requested, available),
-      })),
-      (statusId) => resolved.some((l) => l.status.id === statusId && l.status.isAvailable),
+      [
+        ...resolved.map((l) => ({
+          itemId: l.item.id, facilityId: l.location.facilityId, locationId: l.location.id, lotId: l.lot?.id ?? null, statusId: l.status.id,
+          onHand: l.qty, allocated: l.allocatedDelta, detail: (requested: Decimal, avail: Decimal) => lineDetail(l, requested, avail),
+        })),
+        ...freed.balances,
+      ],
+      (statusId) => available.has(statusId),
+      freed.positions,
     );
+    await this.holds.markFreed(lapsed, 'released');
     await this.serials.move(resolved);
     const transaction = await this.journal.write(posting, resolved);
     if (plan) await this.issues.consume(plan);
@@ -80,30 +92,30 @@ export class LedgerService {
 
   /** A soft hold at (item, facility) — new work: refused for inactive items and facilities, and beyond available-to-promise. */
   async reserve(hold: Hold): Promise<ReservationView> {
-    return this.reservation(await this.holds.reserve(hold));
+    return this.reservation(await this.atomic(() => this.holds.reserve(hold)));
   }
 
   /** Changes an open reservation: quantity (re-checked against ATP), expiry, notes. */
   async updateReservation(id: string, change: { qty?: Decimal.Value; expiresAt?: Date | null; notes?: string | null }, ifMatch?: number): Promise<ReservationView> {
-    await this.holds.update(id, change, ifMatch);
+    await this.atomic(() => this.holds.update(id, change, ifMatch));
     return this.reservation(id);
   }
 
   /** Pins an open reservation's unallocated quantity to balances: the given pins, or automatically (FEFO). */
   async allocate(id: string, pins?: Pin[], ifMatch?: number): Promise<ReservationView> {
-    await this.allocations.allocate(id, pins, ifMatch);
+    await this.atomic(() => this.allocations.allocate(id, pins, ifMatch));
     return this.reservation(id);
   }
 
   /** Releases (or cancels) an open or allocated reservation: everything it holds is freed. */
   async release(id: string, outcome: 'released' | 'cancelled', ifMatch?: number): Promise<ReservationView> {
-    await this.holds.release(id, outcome, ifMatch);
+    await this.atomic(() => this.holds.release(id, outcome, ifMatch));
     return this.reservation(id);
   }
 
   /** Closes a reservation as fulfilled for what it issued, freeing the rest (a short shipment or completion). */
   async closeReservation(id: string): Promise<ReservationView> {
-    await this.holds.close(id);
+    await this.atomic(() => this.holds.close(id));
     return this.reservation(id);
   }
 
@@ -112,6 +124,19 @@ export class LedgerService {
     await this.holds.lock([id], 'fulfill', ifMatch);
     await this.post({ type: 'fulfillment', sourceType: 'reservation', sourceId: id, lines: [{ reservationId: id } satisfies IssueLine] });
     return this.reservation(id);
+  }
+
+  /**
+   * Runs a ledger step; if it fails, the unit of work is marked failed, so it rolls back even when the
+   * caller catches the error: a step's partial writes are never committed (all or nothing).
+   */
+  private async atomic<T>(step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (err) {
+      this.uow.fail(err);
+      throw err;
+    }
   }
 
   /** One reservation as it stands now (an expired one reads as released) with its active allocations. */

@@ -157,6 +157,9 @@ export class TransfersService {
       type: 'transfer_out',
       sourceType: 'transfer_order',
       sourceId: id,
+      // A draft has committed nothing yet: shipping it starts the movement, so inactive items,
+      // locations and facilities are refused. Receiving what shipped finishes it and is not refused.
+      startsWork: true,
       lines: lines.map((l, i) => ({
         ...this.postingLine(l, i, l.from_location_id),
         qty: toQty(l.qty).negated(),
