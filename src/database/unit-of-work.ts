@@ -53,32 +53,20 @@ export class UnitOfWork {
     if (this.cls.isActive() && this.cls.get('manager') && !this.cls.get('failure')) this.cls.set('failure', err);
   }
 
-  /** Runs `work` in one transaction for `tenantId` (default: the current principal's). */
+  /**
+   * Runs `work` in one transaction for `tenantId` (default: the current principal's). Opening costs one
+   * round trip (BEGIN and the role/tenant settings in one simple query) and closing one (COMMIT or
+   * ROLLBACK); the connection goes back to the pool either way.
+   */
   async run<T>(work: (manager: EntityManager) => Promise<T>, tenantId?: string): Promise<T> {
     if (!this.cls.isActive()) return this.cls.run(() => this.run(work, tenantId));
     if (this.cls.get<EntityManager | undefined>('manager')) throw new Error('A unit of work is already active: use its manager');
     const tenant = tenantId ?? this.tenantId;
+    // Inlined into the opening statement (a simple query takes no parameters): only a UUID may go there.
+    if (!UUID.test(tenant)) throw new Error('A unit of work needs a tenant UUID');
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.dataSource.transaction(async (manager) => {
-          await manager.query(
-            `SELECT set_config('role', $1, true), set_config('app.tenant_id', $2, true)`,
-            [APP_ROLE, tenant],
-          );
-          this.cls.set('manager', manager);
-          this.cls.set('failure', undefined);
-          try {
-            const result = await work(manager);
-            // A step that may have written part of its changes failed: whatever the caller did with its
-            // error, the unit of work must not commit (all or nothing, CONTRACT §5 invariant 5).
-            const failure = this.cls.get<unknown>('failure');
-            if (failure) throw failure;
-            return result;
-          } finally {
-            this.cls.set('manager', undefined);
-            this.cls.set('failure', undefined);
-          }
-        });
+        return await this.attempt(work, tenant);
       } catch (err) {
         const code = AppError.sqlState(err);
         if (!code || !RETRYABLE_SQLSTATES.has(code) || attempt >= MAX_ATTEMPTS) throw err;
@@ -87,4 +75,35 @@ export class UnitOfWork {
       }
     }
   }
+
+  private async attempt<T>(work: (manager: EntityManager) => Promise<T>, tenant: string): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    let open = false;
+    try {
+      await runner.query(`BEGIN; SELECT set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenant}', true)`);
+      open = true;
+      // TypeORM's own features that need a transaction (pessimistic locks) look at this flag.
+      (runner as { isTransactionActive: boolean }).isTransactionActive = true;
+      this.cls.set('manager', runner.manager);
+      this.cls.set('failure', undefined);
+      const result = await work(runner.manager);
+      // A step that may have written part of its changes failed: whatever the caller did with its
+      // error, the unit of work must not commit (all or nothing, CONTRACT §5 invariant 5).
+      const failure = this.cls.get<unknown>('failure');
+      if (failure) throw failure;
+      open = false;
+      await runner.query('COMMIT');
+      return result;
+    } catch (err) {
+      // A connection that broke needs no ROLLBACK (and cannot take one): the server ends the transaction.
+      if (open) await runner.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      this.cls.set('manager', undefined);
+      this.cls.set('failure', undefined);
+      await runner.release().catch(() => undefined);
+    }
+  }
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,21 +1,31 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../database/unit-of-work';
+import { prepared } from '../database/prepared';
+
+export type NumberPrefix = 'PO' | 'SO' | 'TO' | 'WO' | 'RQ' | 'GR' | 'CS' | 'TX' | 'RS';
 
 /**
- * Per-tenant sequential document numbers (`PO-000001`, …). The counter row is incremented
- * atomically inside the caller's transaction, so numbers are unique and gap-free per tenant.
+ * SQL that takes the tenant's ($1) next number of `prefix` — a CTE body returning `no`, the formatted
+ * number (`TX-000042`) — for a statement that stamps it on the row it inserts. The counter row stays
+ * locked until COMMIT, so take it in the last statement before COMMIT where you can.
+ */
+export const nextNumberSql = (prefix: NumberPrefix) => `
+  INSERT INTO document_sequences AS q (tenant_id, prefix, last_value) VALUES ($1, '${prefix}', 1)
+  ON CONFLICT (tenant_id, prefix) DO UPDATE SET last_value = q.last_value + 1
+  RETURNING '${prefix}-' || lpad(q.last_value::text, greatest(6, length(q.last_value::text)), '0') AS no`;
+
+/**
+ * Per-tenant sequential document numbers (`PO-000001`, …), unique and gap-free per tenant: the counter
+ * row is incremented atomically in the caller's transaction (a rollback gives the number back). The row
+ * is locked from then until COMMIT, so every write of the tenant that needs a number of that prefix
+ * queues behind it: take numbers as late as possible.
  */
 @Injectable()
 export class DocumentNumbers {
   constructor(private readonly uow: UnitOfWork) {}
 
-  async next(prefix: 'PO' | 'SO' | 'TO' | 'WO' | 'RQ' | 'GR' | 'CS' | 'TX' | 'RS'): Promise<string> {
-    const [{ value }] = await this.uow.manager.query(
-      `INSERT INTO document_sequences (tenant_id, prefix, last_value) VALUES ($1, $2, 1)
-       ON CONFLICT (tenant_id, prefix) DO UPDATE SET last_value = document_sequences.last_value + 1
-       RETURNING last_value AS value`,
-      [this.uow.tenantId, prefix],
-    );
-    return `${prefix}-${String(value).padStart(6, '0')}`;
+  async next(prefix: NumberPrefix): Promise<string> {
+    const [{ no }] = await this.uow.manager.query(prepared(nextNumberSql(prefix)), [this.uow.tenantId]);
+    return no;
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { invalidField, invalidState, unknownReference } from '../common/errors';
 import { UnitOfWork } from '../database/unit-of-work';
+import { prepared } from '../database/prepared';
 import { unique } from './fields';
 
 export interface ItemRef {
@@ -66,16 +67,23 @@ export class CatalogRefs {
    * flag cannot change (PATCH locks the item for update) while a document or posting relies on them.
    */
   async items(ids: string[]): Promise<Map<string, ItemRef>> {
-    const rows: ItemRef[] = await this.uow.manager.query(
-      `SELECT i.id, i.item_no AS "itemNo", i.item_kind AS kind, i.is_active AS "isActive",
-              i.lot_tracking = 'required' AS "lotTracked", i.serial_tracking = 'required' AS "serialTracked",
-              i.expiry_tracking = 'required' AS "expiryTracked", i.base_uom_id AS "baseUomId", u.decimals
-         FROM items i JOIN uoms u ON u.tenant_id = i.tenant_id AND u.id = i.base_uom_id
-        WHERE i.tenant_id = $1 AND i.id = ANY($2::uuid[])
-          FOR KEY SHARE OF i`,
-      [this.uow.tenantId, unique(ids)],
-    );
+    const rows: ItemRef[] = await this.uow.manager.query(prepared(ITEM_REFS), [this.uow.tenantId, unique(ids)]);
     return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /**
+   * What a posting checks its lines against, in one statement: the items (share-locked, as `items`), the
+   * locations with their facility's active flag, and the tenant's stock statuses.
+   */
+  async forPosting(itemIds: string[], locationIds: string[]): Promise<{ items: Map<string, ItemRef>; locations: Map<string, LocationRef>; statuses: StatusRef[] }> {
+    const [row]: Array<{ items: ItemRef[]; locations: LocationRef[]; statuses: StatusRef[] }> = await this.uow.manager.query(
+      prepared(`WITH i AS (${ITEM_REFS})
+       SELECT (SELECT coalesce(json_agg(i), '[]') FROM i) AS items,
+              (SELECT coalesce(json_agg(l), '[]') FROM (${LOCATION_REFS.replace('$2', '$3')}) l) AS locations,
+              (SELECT coalesce(json_agg(s ORDER BY s.code), '[]') FROM (${STATUS_REFS}) s) AS statuses`),
+      [this.uow.tenantId, unique(itemIds), unique(locationIds)],
+    );
+    return { items: new Map(row.items.map((r) => [r.id, r])), locations: new Map(row.locations.map((r) => [r.id, r])), statuses: row.statuses };
   }
 
   /** A known stock item (404 / 400), active when it starts new work (409). */
@@ -93,12 +101,7 @@ export class CatalogRefs {
   }
 
   async locations(ids: string[]): Promise<Map<string, LocationRef>> {
-    const rows: LocationRef[] = await this.uow.manager.query(
-      `SELECT l.id, l.facility_id AS "facilityId", l.code, l.is_active AS "isActive", f.is_active AS "facilityActive"
-         FROM locations l JOIN facilities f ON f.tenant_id = l.tenant_id AND f.id = l.facility_id
-        WHERE l.tenant_id = $1 AND l.id = ANY($2::uuid[])`,
-      [this.uow.tenantId, unique(ids)],
-    );
+    const rows: LocationRef[] = await this.uow.manager.query(prepared(LOCATION_REFS), [this.uow.tenantId, unique(ids)]);
     return new Map(rows.map((r) => [r.id, r]));
   }
 
@@ -144,10 +147,7 @@ export class CatalogRefs {
 
   /** The tenant's stock statuses (a handful of rows). */
   async statuses(): Promise<StatusRef[]> {
-    return this.uow.manager.query(
-      `SELECT id, code, is_available AS "isAvailable" FROM stock_statuses WHERE tenant_id = $1 ORDER BY code`,
-      [this.uow.tenantId],
-    );
+    return this.uow.manager.query(prepared(`${STATUS_REFS} ORDER BY code`), [this.uow.tenantId]);
   }
 
   /** A status by id (404 naming the field), or AVAILABLE when none is given. */
@@ -157,3 +157,19 @@ export class CatalogRefs {
     return found;
   }
 }
+
+/** Items by id ($2), share-locked until the unit of work ends. */
+const ITEM_REFS = `SELECT i.id, i.item_no AS "itemNo", i.item_kind AS kind, i.is_active AS "isActive",
+       i.lot_tracking = 'required' AS "lotTracked", i.serial_tracking = 'required' AS "serialTracked",
+       i.expiry_tracking = 'required' AS "expiryTracked", i.base_uom_id AS "baseUomId", u.decimals
+  FROM items i JOIN uoms u ON u.tenant_id = i.tenant_id AND u.id = i.base_uom_id
+ WHERE i.tenant_id = $1 AND i.id = ANY($2::uuid[])
+   FOR KEY SHARE OF i`;
+
+/** Locations by id ($2) with their facility's active flag. */
+const LOCATION_REFS = `SELECT l.id, l.facility_id AS "facilityId", l.code, l.is_active AS "isActive", f.is_active AS "facilityActive"
+  FROM locations l JOIN facilities f ON f.tenant_id = l.tenant_id AND f.id = l.facility_id
+ WHERE l.tenant_id = $1 AND l.id = ANY($2::uuid[])`;
+
+/** The tenant's stock statuses. */
+const STATUS_REFS = `SELECT id, code, is_available AS "isAvailable" FROM stock_statuses WHERE tenant_id = $1`;

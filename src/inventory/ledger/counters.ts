@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { ErrorDetail, insufficientStock } from '../../common/errors';
+import { prepared } from '../../database/prepared';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Qty, qty as toQty, sql } from '../../documents/quantity';
 
@@ -80,28 +81,19 @@ export class Counters {
         .map((d): PositionDelta => ({ itemId: d.itemId, facilityId: d.facilityId, onHand: d.onHand, allocated: d.allocated, detail: d.detail })),
       ...extra,
     ]);
+    if (!balances.length && !positions.length) return;
     const lockedBalances = await this.lockBalances(balances);
     const lockedPositions = await this.lockPositions(positions);
     // A key short at its balance is reported there; the facility's position is reported only when every balance suffices.
     const short = balances.flatMap((d) => balanceShortage(d, lockedBalances.get(balanceKey(d))!));
     if (!short.length) short.push(...positions.flatMap((p) => positionShortage(p, lockedPositions.get(positionKey(p))!)));
     if (short.length) throw shortage(short);
-    if (balances.length)
-      await this.m.query(
-        `UPDATE balances b SET qty_on_hand = b.qty_on_hand + k.on_hand, qty_allocated = b.qty_allocated + k.allocated, updated_at = now()
-           FROM unnest($2::uuid[], $3::numeric[], $4::numeric[]) AS k(id, on_hand, allocated)
-          WHERE b.tenant_id = $1 AND b.id = k.id`,
-        [this.uow.tenantId, balances.map((d) => lockedBalances.get(balanceKey(d))!.id), balances.map((d) => sql(d.onHand)), balances.map((d) => sql(d.allocated))],
-      );
-    if (positions.length)
-      await this.m.query(
-        `UPDATE inventory_positions p
-            SET qty_available_on_hand = p.qty_available_on_hand + k.on_hand, qty_allocated = p.qty_allocated + k.allocated,
-                qty_reserved = p.qty_reserved + k.reserved, updated_at = now()
-           FROM unnest($2::uuid[], $3::uuid[], $4::numeric[], $5::numeric[], $6::numeric[]) AS k(item_id, facility_id, on_hand, allocated, reserved)
-          WHERE p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id`,
-        [this.uow.tenantId, positions.map((p) => p.itemId), positions.map((p) => p.facilityId), positions.map((p) => sql(p.onHand)), positions.map((p) => sql(p.allocated)), positions.map((p) => sql(p.reserved))],
-      );
+    // Both tables in one statement: the rows are locked already, so the order of the two updates is free.
+    await this.m.query(prepared(APPLY), [
+      this.uow.tenantId,
+      balances.map((d) => lockedBalances.get(balanceKey(d))!.id), balances.map((d) => sql(d.onHand)), balances.map((d) => sql(d.allocated)),
+      positions.map((p) => p.itemId), positions.map((p) => p.facilityId), positions.map((p) => sql(p.onHand)), positions.map((p) => sql(p.allocated)), positions.map((p) => sql(p.reserved)),
+    ]);
   }
 
   /** Creates (at zero) and locks the balances of `keys` in lock order; returns them by balanceKey. */
@@ -110,13 +102,13 @@ export class Counters {
     if (!sorted.length) return new Map();
     // DO UPDATE (not DO NOTHING) locks an existing row and returns it, using the unique key's index.
     const rows: BalanceRow[] = await this.m.query(
-      `INSERT INTO balances AS b (tenant_id, item_id, facility_id, location_id, lot_id, status_id)
+      prepared(`INSERT INTO balances AS b (tenant_id, item_id, facility_id, location_id, lot_id, status_id)
        SELECT $1, k.item_id, k.facility_id, k.location_id, k.lot_id, k.status_id
          FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[])
               WITH ORDINALITY AS k(item_id, facility_id, location_id, lot_id, status_id, ord)
         ORDER BY k.ord
        ON CONFLICT ON CONSTRAINT balances_key DO UPDATE SET updated_at = b.updated_at
-       RETURNING b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated`,
+       RETURNING b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated`),
       [this.uow.tenantId, ...(['itemId', 'facilityId', 'locationId', 'lotId', 'statusId'] as const).map((f) => sorted.map((k) => k[f]))],
     );
     return new Map(rows.map((r) => [
@@ -129,11 +121,11 @@ export class Counters {
   private async lockPositions(keys: PositionDelta[]): Promise<Map<string, PositionRow>> {
     if (!keys.length) return new Map();
     const rows: Array<{ item_id: string; facility_id: string; qty_available_on_hand: string; qty_allocated: string; qty_reserved: string }> = await this.m.query(
-      `INSERT INTO inventory_positions AS p (tenant_id, item_id, facility_id)
+      prepared(`INSERT INTO inventory_positions AS p (tenant_id, item_id, facility_id)
        SELECT $1, k.item_id, k.facility_id FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS k(item_id, facility_id, ord)
         ORDER BY k.ord
        ON CONFLICT (tenant_id, item_id, facility_id) DO UPDATE SET updated_at = p.updated_at
-       RETURNING p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved`,
+       RETURNING p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved`),
       [this.uow.tenantId, keys.map((p) => p.itemId), keys.map((p) => p.facilityId)],
     );
     return new Map(rows.map((r) => [
@@ -229,3 +221,18 @@ export function shortage(details: ErrorDetail[]) {
     details,
   );
 }
+
+/** Applies checked deltas to locked balances (by id) and positions (by key) in one statement. */
+const APPLY = `WITH b AS (
+    UPDATE balances b SET qty_on_hand = b.qty_on_hand + k.on_hand, qty_allocated = b.qty_allocated + k.allocated, updated_at = now()
+      FROM unnest($2::uuid[], $3::numeric[], $4::numeric[]) AS k(id, on_hand, allocated)
+     WHERE b.tenant_id = $1 AND b.id = k.id
+    RETURNING 1),
+  p AS (
+    UPDATE inventory_positions p
+       SET qty_available_on_hand = p.qty_available_on_hand + k.on_hand, qty_allocated = p.qty_allocated + k.allocated,
+           qty_reserved = p.qty_reserved + k.reserved, updated_at = now()
+      FROM unnest($5::uuid[], $6::uuid[], $7::numeric[], $8::numeric[], $9::numeric[]) AS k(item_id, facility_id, on_hand, allocated, reserved)
+     WHERE p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+    RETURNING 1)
+  SELECT (SELECT count(*) FROM b) AS balances, (SELECT count(*) FROM p) AS positions`;

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { notFound } from '../../common/errors';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { DocumentNumbers } from '../../documents/numbering';
+import { prepared } from '../../database/prepared';
+import { nextNumberSql } from '../../documents/numbering';
 import { sql } from '../../documents/quantity';
 import { Posting } from './posting';
 import { ResolvedLine } from './posting-lines';
@@ -13,25 +14,18 @@ const LINE_COLUMNS = `l.transaction_id, l.line_no, l.item_id, l.location_id, l.l
 /** The journal: ledger transactions and their lines, append-only. Writes one posting; reads them back. */
 @Injectable()
 export class Journal {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly numbers: DocumentNumbers,
-  ) {}
+  constructor(private readonly uow: UnitOfWork) {}
 
   private get m() {
     return this.uow.manager;
   }
 
-  /** Header and lines (numbered 1..n in the given order) of one posting. */
+  /**
+   * Header and lines (numbered 1..n in the given order) of one posting, in one statement that also takes
+   * the TX number: the tenant's number counter is locked only from here to COMMIT.
+   */
   async write(posting: Posting, lines: ResolvedLine[]): Promise<TransactionView> {
     const id = randomUUID();
-    const txnNo = await this.numbers.next('TX');
-    const [header]: TransactionRow[] = await this.m.query(
-      `INSERT INTO ledger_transactions (tenant_id, id, txn_no, type, posted_by, reason, source_type, source_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       RETURNING id, txn_no, type, posted_at, posted_by, reason, source_type, source_id`,
-      [this.uow.tenantId, id, txnNo, posting.type, this.uow.userId, posting.reason ?? null, posting.sourceType ?? null, posting.sourceId ?? null],
-    );
     const rows: LineRow[] = lines.map((l, i) => ({
       transaction_id: id,
       line_no: i + 1,
@@ -43,15 +37,27 @@ export class Journal {
       qty_delta: sql(l.qty),
       serial_nos: l.serialNos.length ? l.serialNos : null,
     }));
-    await this.m.query(
-      `INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serial_nos)
-       SELECT $1, $2, k.line_no, k.item_id, k.facility_id, k.location_id, k.lot_id, k.status_id, k.qty_delta,
-              NULLIF(string_to_array(k.serials, E'\\x1f'), '{}')
-         FROM unnest($3::int[], $4::uuid[], $5::uuid[], $6::uuid[], $7::uuid[], $8::uuid[], $9::numeric[], $10::text[])
-              AS k(line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serials)`,
+    const [header]: TransactionRow[] = await this.m.query(
+      prepared(`WITH n AS (${nextNumberSql('TX')}),
+       h AS (
+         INSERT INTO ledger_transactions (tenant_id, id, txn_no, type, posted_by, reason, source_type, source_id)
+         SELECT $1, $2, n.no, $3, $4, $5, $6, $7 FROM n
+         RETURNING id, txn_no, type, posted_at, posted_by, reason, source_type, source_id),
+       l AS (
+         INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serial_nos)
+         SELECT $1, h.id, k.line_no, k.item_id, k.facility_id, k.location_id, k.lot_id, k.status_id, k.qty_delta,
+                NULLIF(string_to_array(k.serials, E'\\x1f'), '{}')
+           FROM h, unnest($8::int[], $9::uuid[], $10::uuid[], $11::uuid[], $12::uuid[], $13::uuid[], $14::numeric[], $15::text[])
+                AS k(line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serials))
+       SELECT * FROM h`),
       [
         this.uow.tenantId,
         id,
+        posting.type,
+        this.uow.userId,
+        posting.reason ?? null,
+        posting.sourceType ?? null,
+        posting.sourceId ?? null,
         rows.map((r) => r.line_no),
         rows.map((r) => r.item_id),
         lines.map((l) => l.location.facilityId),

@@ -56,9 +56,7 @@ export class PostingLines {
 
   async resolve(lines: ConcreteLine[], startsWork: boolean): Promise<ResolvedLine[]> {
     const use = startsWork ? 'new' : 'committed';
-    const items = await this.refs.items(lines.map((l) => l.itemId));
-    const locations = await this.refs.locations(lines.map((l) => l.locationId));
-    const statuses = await this.refs.statuses();
+    const { items, locations, statuses } = await this.refs.forPosting(lines.map((l) => l.itemId), lines.map((l) => l.locationId));
     const resolved = lines.map((line): ResolvedLine => {
       const f = line.field;
       const qtyField = line.qtyField ?? 'qty';

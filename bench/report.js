@@ -1,0 +1,94 @@
+'use strict';
+// The benchmark's one table, its targets (PASS/MISS, informational) and bench/results.json.
+const { writeFileSync } = require('node:fs');
+const { join } = require('node:path');
+
+const ORDER = ['adjustSpread', 'adjustHot', 'reserveCancel', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge'];
+const fmt = (x, digits = 0) => (x === null || x === undefined || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
+const ratio = (a, b) => (a && b ? a / b : null);
+const mark = (ok) => (ok === null ? 'n/a ' : ok ? 'PASS' : 'MISS');
+
+function table(rows, log) {
+  const cols = [
+    ['scenario', 52, (r) => r.label, 'left'],
+    ['req/s', 8, (r) => fmt(r.rps)],
+    ['p50 ms', 7, (r) => fmt(r.p50)],
+    ['p99 ms', 7, (r) => fmt(r.p99)],
+    ['errors', 7, (r) => fmt(r.errors)],
+    ['RSS MB', 7, (r) => fmt(r.peakRssMb)],
+    ['svc CPU', 8, (r) => fmt(r.serviceCpuMs, 2)],
+    ['db CPU', 7, (r) => fmt(r.dbCpuMs, 2)],
+    ['×TPC-B', 7, (r) => fmt(r.vsTpcb, 3)],
+    ['×select', 8, (r) => fmt(r.vsSelect, 3)],
+    ['×http', 7, (r) => fmt(r.vsHttp, 3)],
+  ];
+  const line = (cells) => cells.map((c, i) => (cols[i][3] === 'left' ? c.padEnd(cols[i][1]) : c.padStart(cols[i][1]))).join(' ');
+  log(line(cols.map((c) => c[0])));
+  log('-'.repeat(cols.reduce((s, c) => s + c[1] + 1, -1)));
+  for (const r of rows) log(line(cols.map((c) => String(c[2](r)))));
+}
+
+/** The issue's targets, each { target, value, ok } with ok null when its yardstick is missing. */
+function targets({ results: r, baselines: b, servicePeakRss, seedChecks }) {
+  const t = [];
+  for (const k of ['adjustSpread', 'adjustHot']) {
+    const x = r[k];
+    t.push({ target: `${x.label}: ≥ 0.25 × pgbench TPC-B`, value: b.tpcb ? `${fmt(x.vsTpcb, 3)} × (${fmt(x.rps)} vs ${fmt(b.tpcb.rps)})` : 'no pgbench', ok: b.tpcb ? x.vsTpcb >= 0.25 : null });
+    t.push({ target: `${x.label}: p99 < 150 ms`, value: `${fmt(x.p99)} ms`, ok: x.p99 < 150 });
+  }
+  const g = r.itemGet;
+  t.push({ target: `${g.label}: ≥ 0.06 × bare Node http`, value: `${fmt(g.vsHttp, 3)} × (${fmt(g.rps)} vs ${fmt(b.bareHttp?.rps)})`, ok: b.bareHttp ? g.vsHttp >= 0.06 : null });
+  t.push({ target: `${g.label}: p99 < 50 ms`, value: `${fmt(g.p99)} ms`, ok: g.p99 < 50 });
+  for (const [small, large] of [['transactionsSmall', 'transactionsLarge'], ['availabilitySmall', 'availabilityLarge']]) {
+    const s = r[small];
+    const l = r[large];
+    // "within 2×": at least half the requests/s, at most twice the p99 (1 ms floor: latencies are whole ms)
+    const ok = l.rps >= s.rps / 2 && l.p99 <= 2 * Math.max(1, s.p99);
+    t.push({ target: `${l.label}: within 2 × the small ledger`, value: `${fmt(l.rps)} vs ${fmt(s.rps)} req/s, p99 ${fmt(l.p99)} vs ${fmt(s.p99)} ms`, ok });
+  }
+  t.push({ target: 'service peak RSS (VmHWM) < 300 MB', value: `${fmt(servicePeakRss)} MB`, ok: servicePeakRss === null ? null : servicePeakRss < 300 });
+  const all = ORDER.map((k) => r[k]);
+  const errors = all.reduce((s, x) => s + x.errors, 0);
+  t.push({ target: 'zero errors (any status but the expected, socket errors, timeouts; warm-ups included)', value: String(errors), ok: errors === 0 });
+  const checks = all.filter((x) => x.check);
+  const violations = [...checks.map((x) => x.check), ...seedChecks].reduce((s, c) => s + c.violations.length, 0);
+  const mismatches = checks.filter((x) => !x.check.matches).length;
+  t.push({ target: 'zero invariant violations (ledger:verify after each write scenario and after seeding)', value: String(violations), ok: violations === 0 });
+  t.push({ target: 'every 201 is exactly one ledger transaction written (reservations: 201/200 = rows)', value: mismatches ? `${mismatches} mismatched` : 'all match', ok: mismatches === 0 });
+  return t;
+}
+
+function report(run, log) {
+  const { results, baselines: b } = run;
+  for (const r of Object.values(results)) {
+    r.vsTpcb = ratio(r.rps, b.tpcb?.rps);
+    r.vsSelect = ratio(r.rps, b.select?.rps);
+    r.vsHttp = ratio(r.rps, b.bareHttp?.rps);
+  }
+  const rows = [...ORDER.map((k) => results[k]), ...['tpcb', 'select', 'bareHttp'].filter((k) => b[k]).map((k) => b[k])];
+  const c = run.config;
+  log(`\n${c.connections} connections, ${c.seconds} s per scenario, ${c.cpus} CPUs, Node ${c.node}, PostgreSQL ${c.postgres}${c.database === 'embedded' ? (c.durable ? ' (embedded)' : ' (embedded, fsync off)') : ''}` +
+    `; RSS = the service process's peak, sampled every 100 ms; svc/db CPU = CPU ms per request of the service process and of PostgreSQL`);
+  table(rows, log);
+  if (c.loadBefore > c.cpus / 2)
+    log(`warning: the machine was busy when the run started (load average ${c.loadBefore.toFixed(1)} on ${c.cpus} CPUs): the figures are noisy`);
+
+  log('\nchecks after each write scenario');
+  for (const r of ORDER.map((k) => results[k]).filter((x) => x.check)) {
+    const v = r.check.violations;
+    log(`  ${r.label}: ${r.check.text} → ${r.check.matches ? 'match' : 'MISMATCH'}; ${r.check.checks} invariants: ${v.length ? v.map((x) => `${x.check} (${x.count} rows)`).join(', ') : 'all hold'}`);
+    for (const x of v) for (const row of x.rows.slice(0, 3)) log(`      ${x.check}: ${JSON.stringify(row)}`);
+  }
+  const undrained = ORDER.filter((k) => !results[k].drained);
+  if (undrained.length) log(`  note: ${undrained.join(', ')} had to be stopped hard (a connection got no answer); counts may include unanswered requests`);
+
+  const t = targets(run);
+  log('\ntargets (informational)');
+  for (const x of t) log(`  ${mark(x.ok)}  ${x.target.padEnd(86)} ${x.value}`);
+
+  const file = join(__dirname, 'results.json');
+  writeFileSync(file, `${JSON.stringify({ when: new Date().toISOString(), ...run, targets: t }, null, 2)}\n`);
+  log(`\nwritten to ${file}`);
+}
+
+module.exports = { report };

@@ -1,0 +1,238 @@
+#!/usr/bin/env node
+'use strict';
+// The service benchmark (`npm run bench` = `npm run build && node bench/run.js`): the compiled service in
+// production mode (NODE_ENV=production, AUTH_MODE=jwt against a loopback identity provider, no rate limit)
+// on an embedded PostgreSQL (or BENCH_DATABASE_URL), seeded by SQL, driven over HTTP with autocannon.
+// Prints one table (also bench/results.json) with the targets of the issue as PASS/MISS. Exit 0 unless
+// the harness itself fails. See bench/README.md for the settings and what each scenario does.
+const { spawn } = require('node:child_process');
+const { mkdtempSync, openSync, readFileSync, rmSync } = require('node:fs');
+const { createServer } = require('node:net');
+const { cpus, loadavg, tmpdir } = require('node:os');
+const { join } = require('node:path');
+const { randomUUID } = require('node:crypto');
+const { startIdp } = require('./idp');
+const { connect, counts, growLedger, seedBase, verify } = require('./seed');
+const { cpuMs, drive, peakRss, postmasterOf, rssSampler, scenarios } = require('./scenarios');
+const { bareHttp, findPgbench, pgbench } = require('./baselines');
+const { report } = require('./report');
+
+const ROOT = join(__dirname, '..');
+const env = process.env;
+const QUICK = env.BENCH_QUICK === '1';
+const int = (name, fallback) => (env[name] ? Number.parseInt(env[name], 10) : fallback);
+const config = {
+  quick: QUICK,
+  seconds: Number(env.BENCH_DURATION ?? (QUICK ? 2 : 10)),
+  warmup: Number(env.BENCH_WARMUP ?? (QUICK ? 0.5 : 2)),
+  connections: int('BENCH_CONNECTIONS', 32),
+  items: int('BENCH_ITEMS', QUICK ? 5_000 : 100_000),
+  balances: int('BENCH_BALANCES', QUICK ? 1_000 : 10_000),
+  lines: int('BENCH_LINES', QUICK ? 50_000 : 1_000_000),
+  hot: 5,
+  database: env.BENCH_DATABASE_URL ? 'BENCH_DATABASE_URL' : 'embedded',
+  durable: env.BENCH_PG_DURABLE === '1',
+};
+config.pgbenchScale = int('BENCH_PGBENCH_SCALE', config.connections);
+const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write'];
+
+const log = (line = '') => process.stdout.write(`${line}\n`);
+const cleanups = [];
+const n = (x) => x.toLocaleString('en-US');
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function database() {
+  if (env.BENCH_DATABASE_URL) return { url: env.BENCH_DATABASE_URL, stop: async () => undefined };
+  const { startEmbeddedPostgres } = require(join(ROOT, 'dist/database/embedded-postgres.js'));
+  const dir = mkdtempSync(join(tmpdir(), 'inventory-bench-pg-'));
+  const db = await startEmbeddedPostgres({ dir, port: await freePort(), database: 'inventory_bench', fast: !config.durable });
+  return { url: db.url, stop: async () => (await db.stop(), rmSync(dir, { recursive: true, force: true })) };
+}
+
+/** `node dist/main.js` in production mode, its output in a log file; resolves once /health answers 200. */
+async function startService(databaseUrl, idp) {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'inventory-bench-service-')); // cwd: no stray .env is read
+  const logFile = join(dir, 'service.log');
+  const out = openSync(logFile, 'a');
+  const passThrough = Object.fromEntries(['LOG_LEVEL', 'DB_POOL_SIZE', 'NODE_OPTIONS'].filter((k) => env[k]).map((k) => [k, env[k]]));
+  const nodeArgs = (env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean); // e.g. --cpu-prof --cpu-prof-dir=/tmp/prof
+  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist/main.js')], {
+    cwd: dir,
+    env: {
+      PATH: env.PATH, HOME: env.HOME, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl,
+      AUTH_MODE: 'jwt', IDP_ISSUER_URL: idp.issuer, IDP_AUDIENCE: idp.audience, CLAIM_NAMESPACE: idp.claimNamespace,
+      RATE_LIMIT_PER_MINUTE: '0', ...passThrough,
+    },
+    stdio: ['ignore', out, out],
+  });
+  const remove = () => (env.BENCH_KEEP_LOG === '1' ? log(`service log kept: ${logFile}`) : rmSync(dir, { recursive: true, force: true }));
+  const service = {
+    base: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    logFile,
+    exited: null,
+    tail: () => readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n'),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode) return resolve(remove());
+        const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        child.once('exit', () => (clearTimeout(kill), remove(), resolve()));
+        child.kill('SIGTERM');
+      }),
+  };
+  child.once('exit', (code, signal) => (service.exited = `code ${code}, signal ${signal}`));
+  const until = Date.now() + 180_000;
+  for (;;) {
+    if (service.exited) throw new Error(`service exited (${service.exited}) while starting:\n${service.tail()}`);
+    if (Date.now() > until) throw new Error(`service not healthy after 180 s:\n${service.tail()}`);
+    const ok = await fetch(`${service.base}/health`).then((r) => r.ok, () => false);
+    if (ok) return service;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * What a write scenario must have written, from the tenant's row counts before and after it and the
+ * status codes of all its responses (warm-up included): adjustments, one ledger transaction of one line
+ * per 201; reservations, one reservation per 201, one cancellation per 200, no ledger transaction.
+ */
+function writeCheck(kind, before, after, status) {
+  const txns = after.txns - before.txns;
+  const lines = after.lines - before.lines;
+  if (kind === 'ledger')
+    return { matches: status(201) === txns && lines === txns, text: `${n(status(201))} × 201, ${n(txns)} ledger transactions written (${n(lines)} lines)` };
+  const created = after.reservations - before.reservations;
+  const cancelled = after.cancelled - before.cancelled;
+  return {
+    matches: status(201) === created && status(200) === cancelled && txns === 0,
+    text: `${n(status(201))} × 201 / ${n(created)} reservations, ${n(status(200))} × 200 / ${n(cancelled)} cancelled, ${n(txns)} ledger transactions`,
+  };
+}
+
+/** One scenario: warm-up, measured run (RSS and CPU sampled), and for writes the row-count and invariant checks. */
+async function runScenario(key, def, { service, pg, tenant, headers, postmaster, label = def.label }) {
+  const before = def.write ? await counts(pg, tenant) : null;
+  const opts = { base: service.base, connections: config.connections, headers, requests: def.requests, expect: def.expect };
+  const warm = config.warmup > 0 ? await drive({ ...opts, seconds: config.warmup }) : { byStatus: {}, errors: 0, samples: [], requests: 0 };
+  const cpu = () => [cpuMs(service.pid), postmaster ? cpuMs(postmaster, { tree: true }) : null];
+  const rss = rssSampler(service.pid);
+  const cpu0 = cpu();
+  const r = await drive({ ...opts, seconds: config.seconds });
+  const cpu1 = cpu();
+  const peakRssMb = rss.stop();
+  if (service.exited) throw new Error(`service exited (${service.exited}) during "${label}":\n${service.tail()}`);
+  const perRequest = (i) => (cpu0[i] !== null && cpu1[i] !== null ? (cpu1[i] - cpu0[i]) / r.requests : null);
+  const result = {
+    key, label, rps: r.rps, p50: r.p50, p99: r.p99, requests: r.requests, seconds: r.seconds, byStatus: r.byStatus,
+    errors: r.errors + warm.errors, warmup: { requests: warm.requests, byStatus: warm.byStatus },
+    samples: [...warm.samples, ...r.samples].slice(0, 3), peakRssMb, serviceCpuMs: perRequest(0), dbCpuMs: perRequest(1),
+    drained: r.drained && warm.drained !== false,
+  };
+  if (def.write) {
+    const status = (code) => (warm.byStatus[code] ?? 0) + (r.byStatus[code] ?? 0);
+    result.check = { ...writeCheck(def.write, before, await counts(pg, tenant), status), ...(await verify(pg, tenant)) };
+  }
+  const c = result.check;
+  log(`  ${label.padEnd(50)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${result.errors}` +
+    (c ? `  | ${c.text}: ${c.matches ? 'match' : 'MISMATCH'}; invariants ${c.violations.length ? `${c.violations.length} VIOLATED` : 'ok'}` : ''));
+  for (const s of result.samples) log(`      unexpected: ${s}`);
+  return result;
+}
+
+async function main() {
+  const loadBefore = loadavg()[0];
+  const pgbenchBin = findPgbench();
+  log(`inventory-service benchmark${QUICK ? ' (quick)' : ''}: ${config.connections} connections, ${config.seconds} s per scenario ` +
+    `(+${config.warmup} s warm-up), ${n(config.items)} items, ${n(config.balances)} balances, ledger ${n(config.balances)} → ${n(config.lines)} lines; ` +
+    `database: ${config.database}${config.durable ? ' (durable)' : ''}; pgbench: ${pgbenchBin ?? 'not found'}; ${cpus().length} CPUs, Node ${process.version}`);
+
+  const db = await database();
+  cleanups.push(db.stop);
+  const idp = await startIdp();
+  cleanups.push(idp.stop);
+  const service = await startService(db.url, idp);
+  cleanups.push(service.stop);
+  log(`service up at ${service.base} (pid ${service.pid}, NODE_ENV=production, AUTH_MODE=jwt, issuer ${idp.issuer})`);
+
+  const tenant = randomUUID();
+  const headers = { authorization: `Bearer ${idp.token({ tenantId: tenant, permissions: PERMISSIONS })}` };
+  const first = await fetch(`${service.base}/v1/uoms`, { headers }); // the tenant's first request provisions it
+  if (first.status !== 200) throw new Error(`GET /v1/uoms with a fresh token: ${first.status} ${await first.text()}`);
+
+  const pg = await connect(db.url);
+  cleanups.push(() => pg.end());
+  const { rows: [{ server_version: pgVersion }] } = await pg.query('SHOW server_version');
+  // The embedded PostgreSQL's CPU time is measured too; a BENCH_DATABASE_URL server may serve others, so it is not.
+  const postmaster = env.BENCH_DATABASE_URL ? null : postmasterOf((await pg.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+  log(`seeding tenant ${tenant} (PostgreSQL ${pgVersion})`);
+  const ctx = await seedBase(pg, { tenant, items: config.items, balances: config.balances, hot: config.hot });
+  ctx.itemIds = (await pg.query('SELECT id FROM items WHERE tenant_id = $1', [tenant])).rows.map((r) => r.id);
+  const seedCheck = await verify(pg, tenant);
+  log(`  seeded; invariants ${seedCheck.violations.length ? `${seedCheck.violations.length} VIOLATED` : 'ok'}`);
+
+  const defs = scenarios(ctx);
+  const common = { service, pg, tenant, headers, postmaster };
+  const results = {};
+  const lines = async () => n((await counts(pg, tenant)).lines);
+  log(`\nreads, ledger of ${await lines()} lines`);
+  results.itemGet = await runScenario('itemGet', defs.itemGet, common);
+  results.itemSearch = await runScenario('itemSearch', defs.itemSearch, common);
+  const small = await lines();
+  results.transactionsSmall = await runScenario('transactionsSmall', defs.transactions, { ...common, label: `${defs.transactions.label}, ${small} lines` });
+  results.availabilitySmall = await runScenario('availabilitySmall', defs.availability, { ...common, label: `${defs.availability.label}, ${small} lines` });
+
+  log('\nwrites (each followed by the row-count check and every ledger invariant)');
+  for (const key of ['adjustSpread', 'adjustHot', 'reserveCancel']) results[key] = await runScenario(key, defs[key], common);
+
+  log(`\ngrowing the ledger to ${n(config.lines)} lines`);
+  await growLedger(pg, ctx, config.lines);
+  const growCheck = await verify(pg, tenant);
+  const large = await lines();
+  log(`  ${large} lines; invariants ${growCheck.violations.length ? `${growCheck.violations.length} VIOLATED` : 'ok'}`);
+  results.transactionsLarge = await runScenario('transactionsLarge', defs.transactions, { ...common, label: `${defs.transactions.label}, ${large} lines` });
+  results.availabilityLarge = await runScenario('availabilityLarge', defs.availability, { ...common, label: `${defs.availability.label}, ${large} lines` });
+  const servicePeakRss = peakRss(service.pid);
+
+  log('\nbaselines');
+  const baselines = {};
+  const body = await (await fetch(`${service.base}/v1/items/${ctx.itemIds[0]}`, { headers })).text();
+  baselines.bareHttp = await bareHttp(body, { connections: config.connections, seconds: config.seconds, warmup: config.warmup });
+  log(`  bare Node http: ${baselines.bareHttp.rps.toFixed(0)} req/s (${body.length} byte body, as GET /v1/items/{id})`);
+  let pgbenchVersion = null;
+  if (pgbenchBin) {
+    const dbCpu = () => (postmaster ? cpuMs(postmaster, { tree: true }) : null);
+    const pb = await pgbench(pgbenchBin, db.url, { connections: config.connections, seconds: config.seconds, scale: config.pgbenchScale, log, dbCpu });
+    baselines.tpcb = { label: `pgbench TPC-B (scale ${pb.scale})`, ...pb.tpcb };
+    baselines.select = { label: 'pgbench select-only', ...pb.select };
+    pgbenchVersion = pb.version;
+  }
+
+  report({
+    config: { ...config, pgbench: pgbenchBin, pgbenchVersion, postgres: pgVersion, node: process.version, cpus: cpus().length, tenant, loadBefore },
+    results, baselines, servicePeakRss, seedChecks: [seedCheck, growCheck], jwksRequests: idp.jwksRequests,
+  }, log);
+}
+
+async function cleanup() {
+  while (cleanups.length) await cleanups.pop()().catch((err) => log(`cleanup: ${err.message}`));
+}
+
+process.once('SIGINT', () => cleanup().finally(() => process.exit(130)));
+main().then(
+  () => cleanup().then(() => process.exit(0)),
+  (err) => {
+    process.stderr.write(`bench failed: ${err.stack ?? err}\n`);
+    cleanup().finally(() => process.exit(1));
+  },
+);
