@@ -16,8 +16,12 @@ const BY_STATUS: Record<number, ErrorCode> = {
   503: 'service_unavailable',
 };
 
-/** SQLSTATE classes/codes meaning the database cannot be reached or is going away. */
-const UNAVAILABLE = /^(08|57P0[1-3]|53300)/;
+/**
+ * SQLSTATE classes/codes meaning the database cannot serve the request now: unreachable or going away
+ * (08, 57P01-3), out of connections (53300), or a limit of ours hit — statement_timeout (57014),
+ * lock_timeout (55P03), idle_in_transaction_session_timeout (25P03).
+ */
+const UNAVAILABLE = /^(08|57P0[1-3]|53300|57014|55P03|25P03)/;
 const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** Data exceptions caused by a value the client sent (that validation let through): 400, not 500. */
@@ -111,6 +115,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     if (res.headersSent) return;
     if (body.status === 429) res.setHeader('Retry-After', String((err as { retryAfter?: number }).retryAfter ?? 60));
+    if (body.status === 503) res.setHeader('Retry-After', '1');
     res.status(body.status).json(body);
   }
 }

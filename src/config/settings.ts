@@ -53,6 +53,22 @@ export class Settings {
   @Transform(toInt) @IsInt() @Min(1) @Max(500)
   DB_POOL_SIZE = 10;
 
+  /** How long a request waits for a free connection before it answers 503 (milliseconds). */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600_000)
+  DB_ACQUIRE_TIMEOUT_MS = 5000;
+
+  /** PostgreSQL statement_timeout of the service's connections (milliseconds; 0 = none). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(3_600_000)
+  DB_STATEMENT_TIMEOUT_MS = 8000;
+
+  /** PostgreSQL lock_timeout: the longest one statement waits for a row lock (milliseconds; 0 = none). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(3_600_000)
+  DB_LOCK_TIMEOUT_MS = 5000;
+
+  /** PostgreSQL idle_in_transaction_session_timeout (milliseconds; 0 = none). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(3_600_000)
+  DB_IDLE_IN_TRANSACTION_TIMEOUT_MS = 10000;
+
   @IsIn(['jwt', 'dev'])
   AUTH_MODE: 'jwt' | 'dev' = 'jwt';
 

@@ -9,7 +9,18 @@ export function migrationsGlob(): string {
     : join(__dirname, '..', 'migrations', '*.js');
 }
 
-export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions {
+/** The connection pool and the limits every connection carries (Settings `DB_*`). */
+export interface PoolSettings {
+  size: number;
+  acquireTimeoutMs: number;
+  statementTimeoutMs: number;
+  lockTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+}
+
+export const DEFAULT_POOL: PoolSettings = { size: 10, acquireTimeoutMs: 5000, statementTimeoutMs: 8000, lockTimeoutMs: 5000, idleInTransactionTimeoutMs: 10000 };
+
+export function dataSourceOptions(url: string, pool: PoolSettings = DEFAULT_POOL): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -19,16 +30,25 @@ export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions
     migrationsTransactionMode: 'each',
     synchronize: false,
     logging: false,
-    poolSize,
+    poolSize: pool.size,
     extra: {
-      max: poolSize,
-      connectionTimeoutMillis: 5000,
+      max: pool.size,
+      // Waiting for a free connection, and connecting: past this the request answers 503.
+      connectionTimeoutMillis: pool.acquireTimeoutMs,
       idleTimeoutMillis: 30000,
       application_name: 'inventory-service',
+      // Server-side limits, set on every connection (0 = none). Past one the statement fails → 503.
+      ...(pool.statementTimeoutMs ? { statement_timeout: pool.statementTimeoutMs } : {}),
+      ...(pool.lockTimeoutMs ? { lock_timeout: pool.lockTimeoutMs } : {}),
+      ...(pool.idleInTransactionTimeoutMs ? { idle_in_transaction_session_timeout: pool.idleInTransactionTimeoutMs } : {}),
+      // A database host that vanishes is noticed by TCP keepalive, not after the kernel's default hours.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10000,
     },
   };
 }
 
-export function createDataSource(url: string, poolSize?: number): DataSource {
-  return new DataSource(dataSourceOptions(url, poolSize));
+/** For command-line tools: no statement or lock limits (a migration may rightly take long). */
+export function createDataSource(url: string): DataSource {
+  return new DataSource(dataSourceOptions(url, { ...DEFAULT_POOL, statementTimeoutMs: 0, lockTimeoutMs: 0, idleInTransactionTimeoutMs: 0 }));
 }
