@@ -36,6 +36,11 @@ export class SqlFilters {
     return this.add(`(${columns.map((c) => `${c} ILIKE ?`).join(' OR ')})`, q && likePattern(q));
   }
 
+  /** True when no filter was added: the WHERE is the tenant alone. */
+  get unfiltered(): boolean {
+    return this.conditions.length === 0;
+  }
+
   get where(): string {
     const tenant = `${this.alias ? `${this.alias}.` : ''}tenant_id = $1`;
     return [tenant, ...this.conditions].join(' AND ');

@@ -46,6 +46,15 @@ describe('ledger:verify', () => {
 
     await ctx.db.query(`UPDATE inventory_positions SET qty_reserved = qty_reserved - 1 WHERE tenant_id = $1`, [t.tenantId]);
     expect(verify(t.tenantId).status).toBe(0);
+
+    // The TX counter is the unfiltered transactions list's count: it must equal the transactions.
+    expect((await t.get('/v1/inventory/transactions').expect(200)).body.count).toBe(1);
+    await ctx.db.query(`UPDATE document_sequences SET last_value = last_value + 1 WHERE tenant_id = $1 AND prefix = 'TX'`, [t.tenantId]);
+    const counter = verify(t.tenantId);
+    expect(counter.status).toBe(1);
+    expect(counter.stdout).toMatch(/FAIL transactions_match_tx_counter/);
+    await ctx.db.query(`UPDATE document_sequences SET last_value = last_value - 1 WHERE tenant_id = $1 AND prefix = 'TX'`, [t.tenantId]);
+    expect(verify(t.tenantId).status).toBe(0);
   });
 
   it('refuses a malformed tenant argument', () => {

@@ -102,6 +102,16 @@ export const INVARIANT_CHECKS: InvariantCheck[] = [
                    AND s.lot_id IS NOT DISTINCT FROM b.lot_id AND s.status_id = b.status_id
        WHERE coalesce(b.qty_on_hand, 0) <> coalesce(s.n, 0)`,
   },
+  {
+    name: 'transactions_match_tx_counter',
+    description: "a tenant's TX number counter equals its number of ledger transactions (the unfiltered list's count)",
+    sql: `
+      WITH t AS (SELECT tenant_id, count(*) AS n FROM ledger_transactions GROUP BY tenant_id),
+           q AS (SELECT tenant_id, last_value FROM document_sequences WHERE prefix = 'TX')
+      SELECT coalesce(t.tenant_id, q.tenant_id) AS tenant_id, t.n AS transactions, q.last_value AS tx_counter
+        FROM t FULL JOIN q ON q.tenant_id = t.tenant_id
+       WHERE coalesce(t.n, 0) <> coalesce(q.last_value, 0)`,
+  },
 ];
 
 export interface Violation {

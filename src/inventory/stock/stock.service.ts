@@ -158,12 +158,18 @@ export class StockService {
         `EXISTS (SELECT 1 FROM ledger_lines l WHERE l.tenant_id = t.tenant_id AND l.transaction_id = t.id AND ${line.map(([c]) => c).join(' AND ')})`,
         line.map(([, value]) => value),
       );
-    const { rows, count } = await f.pageOf<TransactionRow>(
-      this.m,
-      `SELECT t.* FROM ledger_transactions t WHERE ${f.where}`,
-      't.posted_at DESC, t.id DESC',
-      query,
-    );
+    const select = `SELECT t.* FROM ledger_transactions t WHERE ${f.where}`;
+    if (f.unfiltered) {
+      // Every posting takes the next TX number, gap-free, so the tenant's TX counter is its number of
+      // transactions (ledger:verify checks it): no count over a ledger of millions.
+      const [{ count }] = await this.m.query(
+        `SELECT coalesce((SELECT last_value FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX'), 0)::int AS count`,
+        [this.uow.tenantId],
+      );
+      const rows: TransactionRow[] = await this.m.query(`${select} ORDER BY t.posted_at DESC, t.id DESC ${f.page(query)}`, f.params);
+      return page(await this.journal.views(rows), count, query);
+    }
+    const { rows, count } = await f.pageOf<TransactionRow>(this.m, select, 't.posted_at DESC, t.id DESC', query);
     return page(await this.journal.views(rows), count, query);
   }
 
