@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { prepared } from '../database/prepared';
 import { likePattern, PageQuery } from './pagination';
 
 /**
@@ -50,9 +51,12 @@ export class SqlFilters {
    * One page of `select` (a query over these filters, without ORDER BY or LIMIT) in `orderBy` order,
    * and the total number of its rows: what every list endpoint returns.
    */
-  async pageOf<T>(m: EntityManager, select: string, orderBy: string, query: PageQuery): Promise<{ rows: T[]; count: number }> {
-    const [{ count }] = await m.query(`SELECT count(*)::int AS count FROM (${select}) AS counted`, this.params);
-    const rows: T[] = await m.query(`${select} ORDER BY ${orderBy} ${this.page(query)}`, this.params);
+  async pageOf<T>(m: EntityManager, select: string, orderBy: string, query: PageQuery, options: { prepare?: boolean } = {}): Promise<{ rows: T[]; count: number }> {
+    // Hot lists prepare their two statements (planning a join can cost more than running it); only
+    // for selects with explicit columns (see `prepared`).
+    const sql = (text: string) => (options.prepare ? prepared(text) : text);
+    const [{ count }] = await m.query(sql(`SELECT count(*)::int AS count FROM (${select}) AS counted`), this.params);
+    const rows: T[] = await m.query(sql(`${select} ORDER BY ${orderBy} ${this.page(query)}`), this.params);
     return { rows, count };
   }
 

@@ -72,7 +72,10 @@ export class Journal {
   }
 
   async transaction(id: string): Promise<TransactionView> {
-    const [header]: TransactionRow[] = await this.m.query(`SELECT * FROM ledger_transactions WHERE tenant_id = $1 AND id = $2`, [this.uow.tenantId, id]);
+    const [header]: TransactionRow[] = await this.m.query(
+      prepared(`SELECT id, txn_no, type, posted_at, posted_by, reason, source_type, source_id FROM ledger_transactions WHERE tenant_id = $1 AND id = $2`),
+      [this.uow.tenantId, id],
+    );
     if (!header) throw notFound('Transaction');
     return transactionView(header, await this.lines([id]));
   }
@@ -86,9 +89,9 @@ export class Journal {
   private lines(transactionIds: string[]): Promise<LineRow[]> {
     if (!transactionIds.length) return Promise.resolve([]);
     return this.m.query(
-      `SELECT ${LINE_COLUMNS} FROM ledger_lines l
+      prepared(`SELECT ${LINE_COLUMNS} FROM ledger_lines l
          LEFT JOIN lots t ON t.tenant_id = l.tenant_id AND t.id = l.lot_id
-        WHERE l.tenant_id = $1 AND l.transaction_id = ANY($2::uuid[]) ORDER BY l.transaction_id, l.line_no`,
+        WHERE l.tenant_id = $1 AND l.transaction_id = ANY($2::uuid[]) ORDER BY l.transaction_id, l.line_no`),
       [this.uow.tenantId, transactionIds],
     );
   }

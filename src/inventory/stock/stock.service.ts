@@ -4,6 +4,7 @@ import { page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { num } from '../../documents/quantity';
+import { prepared } from '../../database/prepared';
 import { Journal } from '../ledger/journal';
 import { LAPSED_ALLOCATED, LAPSED_HOLDS } from '../ledger/lapsed';
 import { TransactionRow } from '../ledger/views';
@@ -48,6 +49,7 @@ export class StockService {
         WHERE ${f.where} AND b.qty_on_hand <> 0`,
       'item_no, path, lot_no NULLS FIRST, status_code, id',
       query,
+      { prepare: true },
     );
     return page(
       rows.map((r) => ({
@@ -95,6 +97,7 @@ export class StockService {
           WHERE ${f.where} AND (p.qty_available_on_hand <> 0 OR p.qty_allocated <> 0 OR p.qty_reserved <> 0)`,
         'item_no, facility_code, item_id, facility_id',
         query,
+        { prepare: true },
       );
       return page(
         rows.map((r) => ({
@@ -126,7 +129,7 @@ export class StockService {
        WHERE ${f.where}
        GROUP BY b.item_id, b.facility_id, b.location_id, i.item_no, l.path
       HAVING sum(b.qty_on_hand) <> 0`;
-    const { rows, count } = await f.pageOf<Record<string, string>>(this.m, grouped, 'item_no, path, item_id, location_id', query);
+    const { rows, count } = await f.pageOf<Record<string, string>>(this.m, grouped, 'item_no, path, item_id, location_id', query, { prepare: true });
     return page(
       rows.map((r) => ({
         itemId: r.item_id,
@@ -158,18 +161,18 @@ export class StockService {
         `EXISTS (SELECT 1 FROM ledger_lines l WHERE l.tenant_id = t.tenant_id AND l.transaction_id = t.id AND ${line.map(([c]) => c).join(' AND ')})`,
         line.map(([, value]) => value),
       );
-    const select = `SELECT t.* FROM ledger_transactions t WHERE ${f.where}`;
+    const select = `SELECT ${TRANSACTION_COLUMNS} FROM ledger_transactions t WHERE ${f.where}`;
     if (f.unfiltered) {
       // Every posting takes the next TX number, gap-free, so the tenant's TX counter is its number of
       // transactions (ledger:verify checks it): no count over a ledger of millions.
       const [{ count }] = await this.m.query(
-        `SELECT coalesce((SELECT last_value FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX'), 0)::int AS count`,
+        prepared(`SELECT coalesce((SELECT last_value FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX'), 0)::int AS count`),
         [this.uow.tenantId],
       );
-      const rows: TransactionRow[] = await this.m.query(`${select} ORDER BY t.posted_at DESC, t.id DESC ${f.page(query)}`, f.params);
+      const rows: TransactionRow[] = await this.m.query(prepared(`${select} ORDER BY t.posted_at DESC, t.id DESC ${f.page(query)}`), f.params);
       return page(await this.journal.views(rows), count, query);
     }
-    const { rows, count } = await f.pageOf<TransactionRow>(this.m, select, 't.posted_at DESC, t.id DESC', query);
+    const { rows, count } = await f.pageOf<TransactionRow>(this.m, select, 't.posted_at DESC, t.id DESC', query, { prepare: true });
     return page(await this.journal.views(rows), count, query);
   }
 
@@ -215,3 +218,5 @@ export class StockService {
     );
   }
 }
+
+const TRANSACTION_COLUMNS = 't.id, t.txn_no, t.type, t.posted_at, t.posted_by, t.reason, t.source_type, t.source_id';
