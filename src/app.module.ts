@@ -44,6 +44,8 @@ export class AppModule implements NestModule {
           global: true,
           middleware: {
             mount: true,
+            // No proxy providers are used: skip their per-request resolution.
+            resolveProxyProviders: false,
             setup: (cls, req: { id?: string }) => cls.set('requestId', req.id),
           },
         }),

@@ -8,6 +8,7 @@ import { AppError } from '../common/errors';
 import { JwksClient } from 'jwks-rsa';
 import { Principal } from '../tenancy/request-context';
 import { SigningKeys } from './signing-keys';
+import { VerifiedTokens } from './verified-tokens';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -80,7 +81,21 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
    * registry holds under 'jwt': with several apps in one process (tests), that is the last one created.
    * passport binds its per-request callbacks onto the strategy object, hence one derived object per request.
    */
-  principalOf(req: Request, res: Response): Promise<Principal> {
+  async principalOf(req: Request, res: Response): Promise<Principal> {
+    const auth = req.headers.authorization;
+    const token = typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7) : undefined;
+    const cached = token ? this.verified.get(token) : undefined;
+    if (cached) return cached;
+    const principal = await this.verify(req, res);
+    // Verified: its claims were parsed, so exp is a number (principalFromClaims requires it).
+    if (token) this.verified.set(token, principal, JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')).exp);
+    return principal;
+  }
+
+  /** Tokens verified recently, by their text (see VerifiedTokens). */
+  private readonly verified = new VerifiedTokens<Principal>();
+
+  private verify(req: Request, res: Response): Promise<Principal> {
     return new Promise((resolve, reject) => {
       const strategy = Object.create(this) as JwtStrategy;
       passport.authenticate(strategy, { session: false }, (err: unknown, user: Principal | false, info: unknown) => {
