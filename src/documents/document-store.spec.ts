@@ -1,5 +1,6 @@
 import { AppError } from '../common/errors';
 import { Transitions } from './document-store';
+import { failure } from '../../test/support/failure';
 
 // Only Transitions: DocumentStore reads and writes the database (e2e specs cover it).
 
@@ -14,14 +15,6 @@ const TRANSFER = new Transitions<Status, Action>('Transfer order', {
   reopen: { from: [] },
 });
 
-const failure = (run: () => unknown): AppError => {
-  try {
-    run();
-  } catch (err) {
-    return err as AppError;
-  }
-  throw new Error('expected an error');
-};
 
 describe('Transitions', () => {
   it('keeps what it was built with', () => {

@@ -3,6 +3,7 @@ import { AppError } from '../common/errors';
 import { qty } from './quantity';
 import type { ItemRef, LotRef } from './references';
 import { checkBaseDecimals, checkLot, checkLotExpiry, checkLotId, checkLotOfItem, checkNewLotExpiry, checkSerials } from './tracking';
+import { failure } from '../../test/support/failure';
 
 const item = (over: Partial<ItemRef> = {}): ItemRef => ({
   id: 'item-1',
@@ -21,14 +22,6 @@ const LOTTED = item({ itemNo: 'LOT-1', lotTracked: true });
 const EXPIRING = item({ itemNo: 'EXP-1', lotTracked: true, expiryTracked: true });
 const SERIAL = item({ itemNo: 'SER-1', serialTracked: true });
 
-const failure = (run: () => unknown): AppError => {
-  try {
-    run();
-  } catch (err) {
-    return err as AppError;
-  }
-  throw new Error('expected an error');
-};
 
 /** 400 validation_failed with exactly one detail naming `field`. */
 const expectInvalid = (err: AppError, field: string, message?: string | RegExp) => {

@@ -1,17 +1,10 @@
 import { AppError } from '../common/errors';
 import { convertToBase, siblingField } from './uom-math';
+import { failure } from '../../test/support/failure';
 
 const BOX = { label: 'unit BOX', decimals: 0, factor: 12 };
 const KG_IN_G = { label: 'unit KG', decimals: 3, factor: 1000 };
 
-const failure = (run: () => unknown) => {
-  try {
-    run();
-  } catch (err) {
-    return err as AppError;
-  }
-  throw new Error('expected an error');
-};
 
 describe('convertToBase', () => {
   it('multiplies by the factor', () => {
