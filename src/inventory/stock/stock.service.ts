@@ -129,7 +129,12 @@ export class StockService {
        WHERE ${f.where}
        GROUP BY b.item_id, b.facility_id, b.location_id, i.item_no, l.path
       HAVING sum(b.qty_on_hand) <> 0`;
-    const { rows, count } = await f.pageOf<Record<string, string>>(this.m, grouped, 'item_no, path, item_id, location_id', query, { prepare: true });
+    // Without q the count needs neither items nor locations: the groups of the balances alone.
+    const countFrom = query.q
+      ? undefined
+      : `SELECT 1 FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
+          WHERE ${f.where} GROUP BY b.item_id, b.location_id HAVING sum(b.qty_on_hand) <> 0`;
+    const { rows, count } = await f.pageOf<Record<string, string>>(this.m, grouped, 'item_no, path, item_id, location_id', query, { prepare: true, countFrom });
     return page(
       rows.map((r) => ({
         itemId: r.item_id,
