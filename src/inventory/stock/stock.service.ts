@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { invalidField, notFound } from '../../common/errors';
+import { invalidField } from '../../common/errors';
 import { page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';
