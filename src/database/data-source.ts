@@ -18,7 +18,7 @@ export interface PoolSettings {
   idleInTransactionTimeoutMs: number;
 }
 
-export const DEFAULT_POOL: PoolSettings = { size: 10, acquireTimeoutMs: 5000, statementTimeoutMs: 8000, lockTimeoutMs: 5000, idleInTransactionTimeoutMs: 10000 };
+export const DEFAULT_POOL: PoolSettings = { size: 5, acquireTimeoutMs: 5000, statementTimeoutMs: 8000, lockTimeoutMs: 5000, idleInTransactionTimeoutMs: 10000 };
 
 export function dataSourceOptions(url: string, pool: PoolSettings = DEFAULT_POOL): DataSourceOptions {
   return {
