@@ -103,9 +103,24 @@ describe('ledger posting that consumes holds', () => {
     expect(await balances(t)).toEqual(before);
     expect((await t.get('/v1/inventory/transactions?type=shipment').expect(200)).body.count).toBe(0);
     expect((await t.get(`/v1/inventory/reservations/${r2.id}`).expect(200)).body.data).toMatchObject({ status: 'allocated', qtyFulfilled: 0 });
+    // A reservation that does not exist (or is another tenant's) is an unknown reference: 404 naming the line.
+    const unknown = await post(t, { type: 'shipment', lines: [{ reservationId: '00000000-0000-4000-8000-000000000000', field: 'lines[0]' }] }).then(() => undefined, (e) => e);
+    expect(unknown).toMatchObject({ status: 404, code: 'not_found', details: [expect.objectContaining({ field: 'lines[0].reservationId' })] });
     // Issuing from a place the hold has nothing at is refused the same way.
     const elsewhere = await post(t, { type: 'shipment', lines: [{ reservationId: r2.id, locationId: b2.id, qty: 1 }] }).then(() => undefined, (e) => e);
     expect(elsewhere).toMatchObject({ status: 409, code: 'insufficient_stock' });
+    expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+  });
+
+  it('closes a partly issued reservation: fulfilled for what it issued, the rest freed', async () => {
+    const { t, f, a, r1 } = await ground();
+    const closed = await inUnitOfWork(t, async (ledger) => {
+      await ledger.post({ type: 'production', lines: [{ reservationId: r1.id, qty: 2 }] });
+      return ledger.closeReservation(r1.id);
+    });
+    expect(closed).toMatchObject({ status: 'fulfilled', qty: 6, qtyFulfilled: 2, qtyAllocated: 0, allocations: [] });
+    const atp = (await t.get(`/v1/inventory/availability?itemId=${a.id}&groupBy=facility`).expect(200)).body.data[0];
+    expect(atp).toMatchObject({ facilityId: f.facility.id, qtyOnHand: 13, qtyAllocated: 0, qtyReserved: 0, qtyAvailable: 13 });
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 

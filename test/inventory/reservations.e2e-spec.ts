@@ -365,6 +365,17 @@ describe('inventory reservations', () => {
   });
 
   describe('release, cancel, fulfil', () => {
+    it('fulfil honours If-Match: a stale version changes nothing', async () => {
+      const { t, ...f } = await tenantWithStock(ctx, { qty: 10 });
+      const r = await reservationIn(t, f, 'allocated', { qty: 3, stock: false });
+      const stale = await t.post(`${R}/${r.id}/fulfill`).set('If-Match', `"${r.version - 1}"`).expect(412);
+      expect(stale.body).toMatchObject({ error: 'version_conflict', status: 412 });
+      expect(await read(t, r.id)).toMatchObject({ status: 'allocated', qtyFulfilled: 0, version: r.version });
+      expect((await t.get(`/v1/inventory/transactions?sourceId=${r.id}`).expect(200)).body.count).toBe(0);
+      const done = (await t.post(`${R}/${r.id}/fulfill`).set('If-Match', `"${r.version}"`).expect(200)).body.data;
+      expect(done).toMatchObject({ status: 'fulfilled', qtyFulfilled: 3, version: r.version + 1 });
+    });
+
     it.each(['release', 'cancel'])('%s frees everything held and is final', async (action) => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
-import { AppError, assertVersion, insufficientStock, invalidField, invalidState, notFound } from '../../common/errors';
+import { AppError, assertVersion, insufficientStock, invalidField, invalidState, notFound, unknownReference } from '../../common/errors';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Transitions } from '../../documents/document-store';
 import { DocumentNumbers } from '../../documents/numbering';
@@ -116,14 +116,15 @@ export class Holds {
    * `action` is allowed. One whose expiresAt has passed reads as released, whatever its row still says,
    * so no action applies to it: acting on it would free or issue its holds a second time.
    */
-  async lock(ids: string[], action?: Parameters<typeof RESERVATION.check>[0], ifMatch?: number, field?: (i: number) => string): Promise<ReservationRow[]> {
+  async lock(ids: string[], action?: Parameters<typeof RESERVATION.check>[0], ifMatch?: number, field?: (id: string) => string): Promise<ReservationRow[]> {
     const rows: Array<ReservationRow & { lapsed: boolean }> = await this.m.query(
       `SELECT r.*, ${LAPSED} AS lapsed FROM reservations r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) ORDER BY r.id FOR UPDATE`,
       [this.uow.tenantId, ids],
     );
-    return ids.map((id, i) => {
+    return ids.map((id) => {
       const r = rows.find((x) => x.id === id);
-      if (!r) throw field ? invalidField(field(i), 'refers to a reservation that does not exist') : notFound('Reservation');
+      // An unknown reservation named in a posting's line is an unknown reference: 404 naming the field.
+      if (!r) throw field ? unknownReference(field(id)) : notFound('Reservation');
       assertVersion(r.version, ifMatch);
       if (r.lapsed) throw invalidState(`Reservation ${r.reservation_no} is released: it expired at ${r.expires_at!.toISOString()}`);
       if (action) RESERVATION.check(action, r.status, r.reservation_no);

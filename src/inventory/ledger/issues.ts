@@ -10,6 +10,12 @@ import { IssueLine } from './posting';
 import { ConcreteLine } from './posting-lines';
 import { ReservationRow } from './views';
 
+/** What the reservations a posting consumes must allow, and the If-Match a single one is held to. */
+export interface HoldCheck {
+  action: 'issue' | 'fulfill';
+  ifMatch?: number;
+}
+
 /** What one posting takes from the holds it consumes. */
 export interface IssuePlan {
   reservations: ReservationRow[];
@@ -32,9 +38,10 @@ export class Issues {
     return this.uow.manager;
   }
 
-  async plan(lines: IssueLine[], ifMatch?: number): Promise<{ concrete: ConcreteLine[][]; plan: IssuePlan }> {
+  async plan(lines: IssueLine[], check: HoldCheck = { action: 'issue' }): Promise<{ concrete: ConcreteLine[][]; plan: IssuePlan }> {
     const ids = [...new Set(lines.map((l) => l.reservationId))];
-    const reservations = await this.holds.lock(ids, 'issue', ids.length === 1 ? ifMatch : undefined, (i) => at(lines[i]?.field, 'reservationId'));
+    const fieldOf = (id: string) => at(lines.find((l) => l.reservationId === id)!.field, 'reservationId');
+    const reservations = await this.holds.lock(ids, check.action, check.ifMatch, fieldOf);
     const held: Array<HeldStock & { reservation_id: string }> = (
       await this.m.query(
         `SELECT a.id, a.reservation_id, a.balance_id, a.location_id, l.code, a.lot_id, to_char(t.expiry_date, 'YYYY-MM-DD') AS expiry, b.status_id, a.qty

@@ -5,7 +5,7 @@ import { UnitOfWork } from '../../database/unit-of-work';
 import { Allocations } from './allocations';
 import { BalanceKey, Counters } from './counters';
 import { Holds } from './holds';
-import { Issues } from './issues';
+import { HoldCheck, Issues } from './issues';
 import { Journal } from './journal';
 import { ALLOCATION_LIVE, RESERVATION_NOW } from './lapsed';
 import { Hold, IssueLine, isIssue, Pin, Posting, PostingLine } from './posting';
@@ -39,16 +39,17 @@ export class LedgerService {
    * Posts one transaction, all or nothing: free lines move stock in or out; issue lines consume holds
    * (a reservation's allocations), so a whole shipment or work-order completion is one transaction.
    * Ledger lines follow the posting's order; an issue line becomes one ledger line per allocation it
-   * takes from. `ifMatch` applies to the reservation of a posting that consumes exactly one.
+   * takes from.
    */
-  post(posting: Posting, ifMatch?: number): Promise<TransactionView> {
-    if (!posting.lines.length) throw validationFailed('A posting needs at least one line');
-    return this.atomic(() => this.write(posting, ifMatch));
+  post(posting: Posting): Promise<TransactionView> {
+    return this.atomic(() => this.write(posting));
   }
 
-  private async write(posting: Posting, ifMatch?: number): Promise<TransactionView> {
+  /** `holds`: what the consumed reservations must allow (default: being issued from) and their If-Match. */
+  private async write(posting: Posting, holds?: HoldCheck): Promise<TransactionView> {
+    if (!posting.lines.length) throw validationFailed('A posting needs at least one line');
     const issueLines = posting.lines.filter(isIssue);
-    const { concrete, plan } = issueLines.length ? await this.issues.plan(issueLines, ifMatch) : { concrete: [], plan: undefined };
+    const { concrete, plan } = issueLines.length ? await this.issues.plan(issueLines, holds) : { concrete: [], plan: undefined };
     let next = 0;
     const flat = posting.lines.flatMap((l) => (isIssue(l) ? concrete[next++] : [l as PostingLine]));
     const resolved = await this.lines.resolve(flat, !!posting.startsWork);
@@ -121,8 +122,8 @@ export class LedgerService {
 
   /** Issues all of an allocated reservation's stock (ledger `fulfillment`) and so fulfills it. */
   async fulfill(id: string, ifMatch?: number): Promise<ReservationView> {
-    await this.holds.lock([id], 'fulfill', ifMatch);
-    await this.post({ type: 'fulfillment', sourceType: 'reservation', sourceId: id, lines: [{ reservationId: id } satisfies IssueLine] });
+    const posting: Posting = { type: 'fulfillment', sourceType: 'reservation', sourceId: id, lines: [{ reservationId: id } satisfies IssueLine] };
+    await this.atomic(() => this.write(posting, { action: 'fulfill', ifMatch }));
     return this.reservation(id);
   }
 
