@@ -33,21 +33,25 @@ function targets({ results: r, baselines: b, servicePeakRss, seedChecks }) {
   const t = [];
   for (const k of ['adjustSpread', 'adjustHot']) {
     const x = r[k];
+    if (!x) continue;
     t.push({ target: `${x.label}: ≥ 0.25 × pgbench TPC-B`, value: b.tpcb ? `${fmt(x.vsTpcb, 3)} × (${fmt(x.rps)} vs ${fmt(b.tpcb.rps)})` : 'no pgbench', ok: b.tpcb ? x.vsTpcb >= 0.25 : null });
     t.push({ target: `${x.label}: p99 < 150 ms`, value: `${fmt(x.p99)} ms`, ok: x.p99 < 150 });
   }
   const g = r.itemGet;
-  t.push({ target: `${g.label}: ≥ 0.06 × bare Node http`, value: `${fmt(g.vsHttp, 3)} × (${fmt(g.rps)} vs ${fmt(b.bareHttp?.rps)})`, ok: b.bareHttp ? g.vsHttp >= 0.06 : null });
-  t.push({ target: `${g.label}: p99 < 50 ms`, value: `${fmt(g.p99)} ms`, ok: g.p99 < 50 });
+  if (g) {
+    t.push({ target: `${g.label}: ≥ 0.06 × bare Node http`, value: `${fmt(g.vsHttp, 3)} × (${fmt(g.rps)} vs ${fmt(b.bareHttp?.rps)})`, ok: b.bareHttp ? g.vsHttp >= 0.06 : null });
+    t.push({ target: `${g.label}: p99 < 50 ms`, value: `${fmt(g.p99)} ms`, ok: g.p99 < 50 });
+  }
   for (const [small, large] of [['transactionsSmall', 'transactionsLarge'], ['availabilitySmall', 'availabilityLarge']]) {
     const s = r[small];
     const l = r[large];
+    if (!s || !l) continue;
     // "within 2×": at least half the requests/s, at most twice the p99 (1 ms floor: latencies are whole ms)
     const ok = l.rps >= s.rps / 2 && l.p99 <= 2 * Math.max(1, s.p99);
     t.push({ target: `${l.label}: within 2 × the small ledger`, value: `${fmt(l.rps)} vs ${fmt(s.rps)} req/s, p99 ${fmt(l.p99)} vs ${fmt(s.p99)} ms`, ok });
   }
   t.push({ target: 'service peak RSS (VmHWM) < 300 MB', value: `${fmt(servicePeakRss)} MB`, ok: servicePeakRss === null ? null : servicePeakRss < 300 });
-  const all = ORDER.map((k) => r[k]);
+  const all = ORDER.map((k) => r[k]).filter(Boolean);
   const errors = all.reduce((s, x) => s + x.errors, 0);
   t.push({ target: 'zero errors (any status but the expected, socket errors, timeouts; warm-ups included)', value: String(errors), ok: errors === 0 });
   const checks = all.filter((x) => x.check);
@@ -65,7 +69,7 @@ function report(run, log) {
     r.vsSelect = ratio(r.rps, b.select?.rps);
     r.vsHttp = ratio(r.rps, b.bareHttp?.rps);
   }
-  const rows = [...ORDER.map((k) => results[k]), ...['tpcb', 'select', 'bareHttp'].filter((k) => b[k]).map((k) => b[k])];
+  const rows = [...ORDER.map((k) => results[k]).filter(Boolean), ...['tpcb', 'select', 'bareHttp'].filter((k) => b[k]).map((k) => b[k])];
   const c = run.config;
   log(`\n${c.connections} connections, ${c.seconds} s per scenario, ${c.cpus} CPUs, Node ${c.node}, PostgreSQL ${c.postgres}${c.database === 'embedded' ? (c.durable ? ' (embedded)' : ' (embedded, fsync off)') : ''}` +
     `; RSS = the service process's peak, sampled every 100 ms; svc/db CPU = CPU ms per request of the service process and of PostgreSQL`);
@@ -74,12 +78,12 @@ function report(run, log) {
     log(`warning: the machine was busy when the run started (load average ${c.loadBefore.toFixed(1)} on ${c.cpus} CPUs): the figures are noisy`);
 
   log('\nchecks after each write scenario');
-  for (const r of ORDER.map((k) => results[k]).filter((x) => x.check)) {
+  for (const r of ORDER.map((k) => results[k]).filter((x) => x?.check)) {
     const v = r.check.violations;
     log(`  ${r.label}: ${r.check.text} → ${r.check.matches ? 'match' : 'MISMATCH'}; ${r.check.checks} invariants: ${v.length ? v.map((x) => `${x.check} (${x.count} rows)`).join(', ') : 'all hold'}`);
     for (const x of v) for (const row of x.rows.slice(0, 3)) log(`      ${x.check}: ${JSON.stringify(row)}`);
   }
-  const undrained = ORDER.filter((k) => !results[k].drained);
+  const undrained = ORDER.filter((k) => results[k] && !results[k].drained);
   if (undrained.length) log(`  note: ${undrained.join(', ')} had to be stopped hard (a connection got no answer); counts may include unanswered requests`);
 
   const t = targets(run);

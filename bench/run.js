@@ -34,6 +34,11 @@ const config = {
   durable: env.BENCH_PG_DURABLE === '1',
 };
 config.pgbenchScale = int('BENCH_PGBENCH_SCALE', config.connections);
+// BENCH_ONLY=adjustHot,itemGet runs only those scenarios (keys as in results.json); the baselines always run.
+const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim()).filter(Boolean)) : null;
+const wanted = (key) => !ONLY || ONLY.has(key);
+// BENCH_STATEMENTS=1 (embedded database only): pg_stat_statements on; each scenario prints its top statements.
+const STATEMENTS = env.BENCH_STATEMENTS === '1' && !env.BENCH_DATABASE_URL;
 const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write'];
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
@@ -55,7 +60,8 @@ async function database() {
   if (env.BENCH_DATABASE_URL) return { url: env.BENCH_DATABASE_URL, stop: async () => undefined };
   const { startEmbeddedPostgres } = require(join(ROOT, 'dist/database/embedded-postgres.js'));
   const dir = mkdtempSync(join(tmpdir(), 'inventory-bench-pg-'));
-  const db = await startEmbeddedPostgres({ dir, port: await freePort(), database: 'inventory_bench', fast: !config.durable });
+  const flags = STATEMENTS ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track=all'] : [];
+  const db = await startEmbeddedPostgres({ dir, port: await freePort(), database: 'inventory_bench', fast: !config.durable, flags });
   return { url: db.url, stop: async () => (await db.stop(), rmSync(dir, { recursive: true, force: true })) };
 }
 
@@ -120,9 +126,21 @@ function writeCheck(kind, before, after, status) {
   };
 }
 
+/** BENCH_STATEMENTS: the scenario's statements by total execution time, per request. */
+async function statementProfile(pg, requests) {
+  const { rows } = await pg.query(`SELECT calls, total_exec_time, total_plan_time, shared_blks_hit, wal_records, query
+      FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC LIMIT 12`);
+  log('      calls/req  exec ms/req  plan ms/req  blks/call  wal/call  statement');
+  for (const s of rows) {
+    log(`      ${(s.calls / requests).toFixed(2).padStart(9)}  ${(s.total_exec_time / requests).toFixed(3).padStart(11)}  ${(s.total_plan_time / requests).toFixed(3).padStart(11)}  ` +
+      `${(s.shared_blks_hit / s.calls).toFixed(1).padStart(9)}  ${(Number(s.wal_records) / s.calls).toFixed(1).padStart(8)}  ${s.query.replace(/\s+/g, ' ').slice(0, 110)}`);
+  }
+}
+
 /** One scenario: warm-up, measured run (RSS and CPU sampled), and for writes the row-count and invariant checks. */
 async function runScenario(key, def, { service, pg, tenant, headers, postmaster, label = def.label }) {
   const before = def.write ? await counts(pg, tenant) : null;
+  if (STATEMENTS) await pg.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()');
   const opts = { base: service.base, connections: config.connections, headers, requests: def.requests, expect: def.expect };
   const warm = config.warmup > 0 ? await drive({ ...opts, seconds: config.warmup }) : { byStatus: {}, errors: 0, samples: [], requests: 0 };
   const cpu = () => [cpuMs(service.pid), postmaster ? cpuMs(postmaster, { tree: true }) : null];
@@ -147,6 +165,7 @@ async function runScenario(key, def, { service, pg, tenant, headers, postmaster,
   log(`  ${label.padEnd(50)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${result.errors}` +
     (c ? `  | ${c.text}: ${c.matches ? 'match' : 'MISMATCH'}; invariants ${c.violations.length ? `${c.violations.length} VIOLATED` : 'ok'}` : ''));
   for (const s of result.samples) log(`      unexpected: ${s}`);
+  if (STATEMENTS) await statementProfile(pg, r.requests + warm.requests);
   return result;
 }
 
@@ -186,22 +205,25 @@ async function main() {
   const results = {};
   const lines = async () => n((await counts(pg, tenant)).lines);
   log(`\nreads, ledger of ${await lines()} lines`);
-  results.itemGet = await runScenario('itemGet', defs.itemGet, common);
-  results.itemSearch = await runScenario('itemSearch', defs.itemSearch, common);
+  if (wanted('itemGet')) results.itemGet = await runScenario('itemGet', defs.itemGet, common);
+  if (wanted('itemSearch')) results.itemSearch = await runScenario('itemSearch', defs.itemSearch, common);
   const small = await lines();
-  results.transactionsSmall = await runScenario('transactionsSmall', defs.transactions, { ...common, label: `${defs.transactions.label}, ${small} lines` });
-  results.availabilitySmall = await runScenario('availabilitySmall', defs.availability, { ...common, label: `${defs.availability.label}, ${small} lines` });
+  if (wanted('transactionsSmall')) results.transactionsSmall = await runScenario('transactionsSmall', defs.transactions, { ...common, label: `${defs.transactions.label}, ${small} lines` });
+  if (wanted('availabilitySmall')) results.availabilitySmall = await runScenario('availabilitySmall', defs.availability, { ...common, label: `${defs.availability.label}, ${small} lines` });
 
   log('\nwrites (each followed by the row-count check and every ledger invariant)');
-  for (const key of ['adjustSpread', 'adjustHot', 'reserveCancel']) results[key] = await runScenario(key, defs[key], common);
+  for (const key of ['adjustSpread', 'adjustHot', 'reserveCancel']) if (wanted(key)) results[key] = await runScenario(key, defs[key], common);
 
-  log(`\ngrowing the ledger to ${n(config.lines)} lines`);
-  await growLedger(pg, ctx, config.lines);
-  const growCheck = await verify(pg, tenant);
-  const large = await lines();
-  log(`  ${large} lines; invariants ${growCheck.violations.length ? `${growCheck.violations.length} VIOLATED` : 'ok'}`);
-  results.transactionsLarge = await runScenario('transactionsLarge', defs.transactions, { ...common, label: `${defs.transactions.label}, ${large} lines` });
-  results.availabilityLarge = await runScenario('availabilityLarge', defs.availability, { ...common, label: `${defs.availability.label}, ${large} lines` });
+  let growCheck = null;
+  if (wanted('transactionsLarge') || wanted('availabilityLarge')) {
+    log(`\ngrowing the ledger to ${n(config.lines)} lines`);
+    await growLedger(pg, ctx, config.lines);
+    growCheck = await verify(pg, tenant);
+    const large = await lines();
+    log(`  ${large} lines; invariants ${growCheck.violations.length ? `${growCheck.violations.length} VIOLATED` : 'ok'}`);
+    if (wanted('transactionsLarge')) results.transactionsLarge = await runScenario('transactionsLarge', defs.transactions, { ...common, label: `${defs.transactions.label}, ${large} lines` });
+    if (wanted('availabilityLarge')) results.availabilityLarge = await runScenario('availabilityLarge', defs.availability, { ...common, label: `${defs.availability.label}, ${large} lines` });
+  }
   const servicePeakRss = peakRss(service.pid);
 
   log('\nbaselines');
@@ -220,7 +242,7 @@ async function main() {
 
   report({
     config: { ...config, pgbench: pgbenchBin, pgbenchVersion, postgres: pgVersion, node: process.version, cpus: cpus().length, tenant, loadBefore },
-    results, baselines, servicePeakRss, seedChecks: [seedCheck, growCheck], jwksRequests: idp.jwksRequests,
+    results, baselines, servicePeakRss, seedChecks: [seedCheck, growCheck].filter(Boolean), jwksRequests: idp.jwksRequests,
   }, log);
 }
 

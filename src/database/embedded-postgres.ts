@@ -28,6 +28,8 @@ export interface EmbeddedOptions {
   /** Test runs trade durability for speed. */
   fast?: boolean;
   onLog?: (message: string) => void;
+  /** More server settings, e.g. `['-c', 'shared_preload_libraries=pg_stat_statements']` (the benchmark's statement profile). */
+  flags?: string[];
 }
 
 const USER = 'postgres';
@@ -43,6 +45,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   mkdirSync(dir, { recursive: true });
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
   if (opts.fast) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+  flags.push(...(opts.flags ?? []));
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     port: opts.port,

@@ -78,32 +78,47 @@ export class UnitOfWork {
 
   private async attempt<T>(work: (manager: EntityManager) => Promise<T>, tenant: string): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
-    let open = false;
+    let opened: Promise<unknown> | undefined;
     try {
-      await runner.query(`BEGIN; SELECT set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenant}', true)`);
-      open = true;
+      // The pool's connections are pipelined (data-source.ts): the opening statement is sent and the
+      // work's first statement goes right behind it, without waiting for its answer. Safe: should the
+      // opening fail after BEGIN, the transaction is aborted and every statement behind it fails (25P02)
+      // until our ROLLBACK; nothing can run outside the tenant's role and setting.
+      const client = (await runner.connect()) as PgClient;
+      opened = client.query(`BEGIN; SELECT set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenant}', true)`);
+      opened.catch(() => undefined);
       // TypeORM's own features that need a transaction (pessimistic locks) look at this flag.
       (runner as { isTransactionActive: boolean }).isTransactionActive = true;
       this.cls.set('manager', runner.manager);
       this.cls.set('failure', undefined);
       const result = await work(runner.manager);
+      await opened;
       // A step that may have written part of its changes failed: whatever the caller did with its
       // error, the unit of work must not commit (all or nothing, CONTRACT §5 invariant 5).
       const failure = this.cls.get<unknown>('failure');
       if (failure) throw failure;
-      open = false;
-      await runner.query('COMMIT');
+      opened = undefined;
+      const commit = (await client.query('COMMIT')) as { command?: string };
+      // COMMIT of a transaction that an error aborted answers ROLLBACK: never report that as success.
+      if (commit.command !== 'COMMIT') throw new Error(`COMMIT answered ${commit.command}`);
       return result;
     } catch (err) {
+      // The opening statement's own error explains everything that failed behind it.
+      const openError = opened ? await opened.then(() => undefined, (e: unknown) => e) : undefined;
       // A connection that broke needs no ROLLBACK (and cannot take one): the server ends the transaction.
-      if (open) await runner.query('ROLLBACK').catch(() => undefined);
-      throw err;
+      if (opened) await runner.query('ROLLBACK').catch(() => undefined);
+      throw openError ?? err;
     } finally {
       this.cls.set('manager', undefined);
       this.cls.set('failure', undefined);
       await runner.release().catch(() => undefined);
     }
   }
+}
+
+/** The node-postgres client under a TypeORM query runner (its `connect()` resolves to it). */
+interface PgClient {
+  query(text: string): Promise<unknown>;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
