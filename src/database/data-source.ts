@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { BatchingSocket } from './batching-socket';
 import { ENTITIES } from './entities';
 
 /** Migrations live in `<project>/migrations` (compiled to `dist/migrations` for production). */
@@ -42,8 +41,6 @@ export function dataSourceOptions(url: string, pool: PoolSettings = DEFAULT_POOL
       // (node-postgres keeps them in order). The unit of work sends its opening statement and its first
       // statement back to back; every other caller awaits each statement as before.
       pipeline: true,
-      // One system call for all the messages of a statement (and of statements sent back to back).
-      stream: () => new BatchingSocket(),
       // Server-side limits, set on every connection (0 = none). Past one the statement fails → 503.
       ...(pool.statementTimeoutMs ? { statement_timeout: pool.statementTimeoutMs } : {}),
       ...(pool.lockTimeoutMs ? { lock_timeout: pool.lockTimeoutMs } : {}),

@@ -54,19 +54,22 @@ export class UnitOfWork {
   }
 
   /**
-   * Runs `work` in one transaction for `tenantId` (default: the current principal's). Opening costs one
-   * round trip (BEGIN and the role/tenant settings in one simple query) and closing one (COMMIT or
-   * ROLLBACK); the connection goes back to the pool either way.
+   * Runs `work` in one transaction for `tenantId` (default: the current principal's). The opening
+   * statement (BEGIN and the role/tenant settings) leaves in one write with the work's first statement,
+   * so opening costs no round trip of its own; closing costs one (COMMIT or ROLLBACK), and none for a
+   * `readOnly` unit of work: it runs as `BEGIN READ ONLY` (a write in it fails), and its COMMIT is sent
+   * without waiting for the answer, the connection going back to the pool at once (the next unit of work
+   * on that connection is pipelined behind the COMMIT).
    */
-  async run<T>(work: (manager: EntityManager) => Promise<T>, tenantId?: string): Promise<T> {
-    if (!this.cls.isActive()) return this.cls.run(() => this.run(work, tenantId));
+  async run<T>(work: (manager: EntityManager) => Promise<T>, tenantId?: string, options: { readOnly?: boolean } = {}): Promise<T> {
+    if (!this.cls.isActive()) return this.cls.run(() => this.run(work, tenantId, options));
     if (this.cls.get<EntityManager | undefined>('manager')) throw new Error('A unit of work is already active: use its manager');
     const tenant = tenantId ?? this.tenantId;
     // Inlined into the opening statement (a simple query takes no parameters): only a UUID may go there.
     if (!UUID.test(tenant)) throw new Error('A unit of work needs a tenant UUID');
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.attempt(work, tenant);
+        return await this.attempt(work, tenant, !!options.readOnly);
       } catch (err) {
         const code = AppError.sqlState(err);
         if (!code || !RETRYABLE_SQLSTATES.has(code) || attempt >= MAX_ATTEMPTS) throw err;
@@ -76,31 +79,61 @@ export class UnitOfWork {
     }
   }
 
-  private async attempt<T>(work: (manager: EntityManager) => Promise<T>, tenant: string): Promise<T> {
+  private async attempt<T>(work: (manager: EntityManager) => Promise<T>, tenant: string, readOnly: boolean): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
     let opened: Promise<unknown> | undefined;
+    let released = false;
     try {
-      // The pool's connections are pipelined (data-source.ts): the opening statement is sent and the
-      // work's first statement goes right behind it, without waiting for its answer. Safe: should the
+      const client = (await runner.connect()) as PgClient;
+      // The pool's connections are pipelined (data-source.ts). The opening statement is written together
+      // with the work's first statement (one system call, no round trip of its own). Safe: should the
       // opening fail after BEGIN, the transaction is aborted and every statement behind it fails (25P02)
       // until our ROLLBACK; nothing can run outside the tenant's role and setting.
-      const client = (await runner.connect()) as PgClient;
-      opened = client.query(`BEGIN; SELECT set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenant}', true)`);
-      opened.catch(() => undefined);
+      const open = `BEGIN${readOnly ? ' READ ONLY' : ''}; SELECT set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenant}', true)`;
+      const query = client.query;
+      const sendOpening = () => {
+        client.query = query;
+        client.connection.stream.cork();
+        try {
+          opened = query.call(client, open);
+          opened.catch(() => undefined);
+        } finally {
+          process.nextTick(() => client.connection.stream.uncork());
+        }
+      };
+      client.query = function (this: PgClient, ...args: unknown[]) {
+        sendOpening();
+        return query.apply(this, args);
+      };
       // TypeORM's own features that need a transaction (pessimistic locks) look at this flag.
       (runner as { isTransactionActive: boolean }).isTransactionActive = true;
       this.cls.set('manager', runner.manager);
       this.cls.set('failure', undefined);
-      const result = await work(runner.manager);
+      let result: T;
+      try {
+        result = await work(runner.manager);
+      } finally {
+        client.query = query;
+      }
+      if (!opened) return result; // the work sent no statement: there is no transaction to end
       await opened;
       // A step that may have written part of its changes failed: whatever the caller did with its
       // error, the unit of work must not commit (all or nothing, CONTRACT §5 invariant 5).
       const failure = this.cls.get<unknown>('failure');
       if (failure) throw failure;
       opened = undefined;
-      const commit = (await client.query('COMMIT')) as { command?: string };
+      const commit = query.call(client, 'COMMIT') as Promise<{ command?: string }>;
+      if (readOnly) {
+        // Nothing to lose: the connection's next user queues behind this COMMIT; a broken connection
+        // fails that user's statements instead.
+        commit.catch((err: unknown) => this.logger.warn(`COMMIT of a read-only unit of work failed: ${String(err)}`));
+        released = true;
+        await runner.release().catch(() => undefined);
+        return result;
+      }
       // COMMIT of a transaction that an error aborted answers ROLLBACK: never report that as success.
-      if (commit.command !== 'COMMIT') throw new Error(`COMMIT answered ${commit.command}`);
+      const { command } = await commit;
+      if (command !== 'COMMIT') throw new Error(`COMMIT answered ${command}`);
       return result;
     } catch (err) {
       // The opening statement's own error explains everything that failed behind it.
@@ -111,14 +144,15 @@ export class UnitOfWork {
     } finally {
       this.cls.set('manager', undefined);
       this.cls.set('failure', undefined);
-      await runner.release().catch(() => undefined);
+      if (!released) await runner.release().catch(() => undefined);
     }
   }
 }
 
 /** The node-postgres client under a TypeORM query runner (its `connect()` resolves to it). */
 interface PgClient {
-  query(text: string): Promise<unknown>;
+  query(...args: unknown[]): Promise<unknown>;
+  connection: { stream: { cork(): void; uncork(): void } };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

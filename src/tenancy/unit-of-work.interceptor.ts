@@ -18,13 +18,15 @@ export class UnitOfWorkInterceptor implements NestInterceptor {
     private readonly cls: ClsService,
   ) {}
 
-  intercept(_ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
+  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
     const principal = this.cls.get<Principal | undefined>('principal');
     if (!principal) return next.handle(); // @Public routes manage their own database access
+    // GET reads: a read-only transaction whose COMMIT is not waited for (UnitOfWork.run).
+    const readOnly = ctx.switchToHttp().getRequest<{ method: string }>().method === 'GET';
     return from(
       this.provisioner
         .ensure(principal.tenantId)
-        .then(() => this.uow.run(() => lastValueFrom(next.handle(), { defaultValue: undefined }))),
+        .then(() => this.uow.run(() => lastValueFrom(next.handle(), { defaultValue: undefined }), undefined, { readOnly })),
     );
   }
 }
