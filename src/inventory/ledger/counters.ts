@@ -74,6 +74,16 @@ export class Counters {
    * checked against the locked values, and only then written — a shortage anywhere writes nothing.
    */
   async apply(deltas: BalanceDelta[], available: (statusId: string) => boolean, extra: PositionDelta[] = []): Promise<void> {
+    const write = await this.check(deltas, available, extra);
+    if (write) await this.m.query(prepared(`WITH ${write.sql(1)} SELECT 1`), [this.uow.tenantId, ...write.params]);
+  }
+
+  /**
+   * Locks and checks like `apply`, but leaves the write to the caller: the returned CTEs (`counter_b`,
+   * `counter_p`) go into the caller's next statement, so a posting writes its counters and its journal
+   * in one statement. Undefined when nothing changes.
+   */
+  async check(deltas: BalanceDelta[], available: (statusId: string) => boolean, extra: PositionDelta[] = []): Promise<CounterWrite | undefined> {
     const balances = mergeBalances(deltas);
     const positions = mergePositions([
       ...balances
@@ -81,59 +91,87 @@ export class Counters {
         .map((d): PositionDelta => ({ itemId: d.itemId, facilityId: d.facilityId, onHand: d.onHand, allocated: d.allocated, detail: d.detail })),
       ...extra,
     ]);
-    if (!balances.length && !positions.length) return;
-    const lockedBalances = await this.lockBalances(balances);
-    const lockedPositions = await this.lockPositions(positions);
+    if (!balances.length && !positions.length) return undefined;
+    const { balances: lockedBalances, positions: lockedPositions } = await this.lock(balances, positions);
     // A key short at its balance is reported there; the facility's position is reported only when every balance suffices.
     const short = balances.flatMap((d) => balanceShortage(d, lockedBalances.get(balanceKey(d))!));
     if (!short.length) short.push(...positions.flatMap((p) => positionShortage(p, lockedPositions.get(positionKey(p))!)));
     if (short.length) throw shortage(short);
-    // Both tables in one statement: the rows are locked already, so the order of the two updates is free.
-    await this.m.query(prepared(APPLY), [
-      this.uow.tenantId,
-      balances.map((d) => lockedBalances.get(balanceKey(d))!.id), balances.map((d) => sql(d.onHand)), balances.map((d) => sql(d.allocated)),
-      positions.map((p) => p.itemId), positions.map((p) => p.facilityId), positions.map((p) => sql(p.onHand)), positions.map((p) => sql(p.allocated)), positions.map((p) => sql(p.reserved)),
-    ]);
+    return {
+      sql: applySql,
+      params: [
+        balances.map((d) => lockedBalances.get(balanceKey(d))!.id), balances.map((d) => sql(d.onHand)), balances.map((d) => sql(d.allocated)),
+        positions.map((p) => p.itemId), positions.map((p) => p.facilityId), positions.map((p) => sql(p.onHand)), positions.map((p) => sql(p.allocated)), positions.map((p) => sql(p.reserved)),
+      ],
+    };
+  }
+
+  /**
+   * Creates (at zero) and locks balances and positions in one statement: balances first, then positions,
+   * each in lock order (the UNION ALL reads the balances' CTE to its end before the positions' one).
+   */
+  private async lock(balances: BalanceKey[], positions: Array<{ itemId: string; facilityId: string }>) {
+    const rows: Array<BalanceRow & { kind: 'b' | 'p'; facility_id: string; qty_reserved: string }> = await this.m.query(
+      prepared(`WITH b AS (${LOCK_BALANCES}), p AS (${LOCK_POSITIONS})
+       SELECT 'b' AS kind, id, item_id, NULL::uuid AS facility_id, location_id, lot_id, status_id, qty_on_hand, qty_allocated, NULL::numeric AS qty_reserved FROM b
+       UNION ALL
+       SELECT 'p', NULL, item_id, facility_id, NULL, NULL, NULL, qty_available_on_hand, qty_allocated, qty_reserved FROM p`),
+      [this.uow.tenantId, ...balanceParams(balances), positions.map((p) => p.itemId), positions.map((p) => p.facilityId)],
+    );
+    const lockedBalances = new Map<string, { id: string; onHand: Decimal; allocated: Decimal }>();
+    const lockedPositions = new Map<string, PositionRow>();
+    for (const r of rows) {
+      if (r.kind === 'b') {
+        lockedBalances.set(balanceKey({ itemId: r.item_id, locationId: r.location_id, lotId: r.lot_id, statusId: r.status_id }), {
+          id: r.id, onHand: toQty(r.qty_on_hand), allocated: toQty(r.qty_allocated),
+        });
+      } else {
+        lockedPositions.set(positionKey({ itemId: r.item_id, facilityId: r.facility_id }), {
+          onHand: toQty(r.qty_on_hand), allocated: toQty(r.qty_allocated), reserved: toQty(r.qty_reserved),
+        });
+      }
+    }
+    return { balances: lockedBalances, positions: lockedPositions };
   }
 
   /** Creates (at zero) and locks the balances of `keys` in lock order; returns them by balanceKey. */
   async lockBalances(keys: BalanceKey[]): Promise<Map<string, { id: string; onHand: Decimal; allocated: Decimal }>> {
     const sorted = sortBy(keys, balanceKey);
     if (!sorted.length) return new Map();
-    // DO UPDATE (not DO NOTHING) locks an existing row and returns it, using the unique key's index.
-    const rows: BalanceRow[] = await this.m.query(
-      prepared(`INSERT INTO balances AS b (tenant_id, item_id, facility_id, location_id, lot_id, status_id)
-       SELECT $1, k.item_id, k.facility_id, k.location_id, k.lot_id, k.status_id
-         FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[])
-              WITH ORDINALITY AS k(item_id, facility_id, location_id, lot_id, status_id, ord)
-        ORDER BY k.ord
-       ON CONFLICT ON CONSTRAINT balances_key DO UPDATE SET updated_at = b.updated_at
-       RETURNING b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated`),
-      [this.uow.tenantId, ...(['itemId', 'facilityId', 'locationId', 'lotId', 'statusId'] as const).map((f) => sorted.map((k) => k[f]))],
-    );
+    const rows: BalanceRow[] = await this.m.query(prepared(LOCK_BALANCES), [this.uow.tenantId, ...balanceParams(sorted)]);
     return new Map(rows.map((r) => [
       balanceKey({ itemId: r.item_id, locationId: r.location_id, lotId: r.lot_id, statusId: r.status_id }),
       { id: r.id, onHand: toQty(r.qty_on_hand), allocated: toQty(r.qty_allocated) },
     ]));
   }
+}
 
-  /** Creates (at zero) and locks positions in lock order; returns their counters by positionKey. */
-  private async lockPositions(keys: PositionDelta[]): Promise<Map<string, PositionRow>> {
-    if (!keys.length) return new Map();
-    const rows: Array<{ item_id: string; facility_id: string; qty_available_on_hand: string; qty_allocated: string; qty_reserved: string }> = await this.m.query(
-      prepared(`INSERT INTO inventory_positions AS p (tenant_id, item_id, facility_id)
-       SELECT $1, k.item_id, k.facility_id FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS k(item_id, facility_id, ord)
+/** The counter writes of a checked change: CTEs for a statement whose $1 is the tenant and whose own parameters end at $offset. */
+export interface CounterWrite {
+  sql(offset: number): string;
+  params: unknown[];
+}
+
+/**
+ * Balance keys ($2..$6, in the given order) created at zero when missing and locked: DO UPDATE (not DO
+ * NOTHING) locks an existing row and returns it, using the unique key's index.
+ */
+const LOCK_BALANCES = `INSERT INTO balances AS b (tenant_id, item_id, facility_id, location_id, lot_id, status_id)
+       SELECT $1, k.item_id, k.facility_id, k.location_id, k.lot_id, k.status_id
+         FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[])
+              WITH ORDINALITY AS k(item_id, facility_id, location_id, lot_id, status_id, ord)
+        ORDER BY k.ord
+       ON CONFLICT ON CONSTRAINT balances_key DO UPDATE SET updated_at = b.updated_at
+       RETURNING b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated`;
+
+/** Position keys ($7, $8, in lock order) created at zero when missing and locked. */
+const LOCK_POSITIONS = `INSERT INTO inventory_positions AS p (tenant_id, item_id, facility_id)
+       SELECT $1, k.item_id, k.facility_id FROM unnest($7::uuid[], $8::uuid[]) WITH ORDINALITY AS k(item_id, facility_id, ord)
         ORDER BY k.ord
        ON CONFLICT (tenant_id, item_id, facility_id) DO UPDATE SET updated_at = p.updated_at
-       RETURNING p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved`),
-      [this.uow.tenantId, keys.map((p) => p.itemId), keys.map((p) => p.facilityId)],
-    );
-    return new Map(rows.map((r) => [
-      positionKey({ itemId: r.item_id, facilityId: r.facility_id }),
-      { onHand: toQty(r.qty_available_on_hand), allocated: toQty(r.qty_allocated), reserved: toQty(r.qty_reserved) },
-    ]));
-  }
-}
+       RETURNING p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved`;
+
+const balanceParams = (keys: BalanceKey[]) => (['itemId', 'facilityId', 'locationId', 'lotId', 'statusId'] as const).map((f) => keys.map((k) => k[f]));
 
 interface PositionRow {
   onHand: Decimal;
@@ -222,17 +260,22 @@ export function shortage(details: ErrorDetail[]) {
   );
 }
 
-/** Applies checked deltas to locked balances (by id) and positions (by key) in one statement. */
-const APPLY = `WITH b AS (
+/**
+ * CTEs that apply checked deltas to locked balances (by id) and positions (by key): $1 is the tenant,
+ * the eight arrays of CounterWrite.params follow $offset.
+ */
+function applySql(o: number): string {
+  const $ = (i: number) => `$${o + i}`;
+  return `counter_b AS (
     UPDATE balances b SET qty_on_hand = b.qty_on_hand + k.on_hand, qty_allocated = b.qty_allocated + k.allocated, updated_at = now()
-      FROM unnest($2::uuid[], $3::numeric[], $4::numeric[]) AS k(id, on_hand, allocated)
+      FROM unnest(${$(1)}::uuid[], ${$(2)}::numeric[], ${$(3)}::numeric[]) AS k(id, on_hand, allocated)
      WHERE b.tenant_id = $1 AND b.id = k.id
     RETURNING 1),
-  p AS (
+  counter_p AS (
     UPDATE inventory_positions p
        SET qty_available_on_hand = p.qty_available_on_hand + k.on_hand, qty_allocated = p.qty_allocated + k.allocated,
            qty_reserved = p.qty_reserved + k.reserved, updated_at = now()
-      FROM unnest($5::uuid[], $6::uuid[], $7::numeric[], $8::numeric[], $9::numeric[]) AS k(item_id, facility_id, on_hand, allocated, reserved)
+      FROM unnest(${$(4)}::uuid[], ${$(5)}::uuid[], ${$(6)}::numeric[], ${$(7)}::numeric[], ${$(8)}::numeric[]) AS k(item_id, facility_id, on_hand, allocated, reserved)
      WHERE p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
-    RETURNING 1)
-  SELECT (SELECT count(*) FROM b) AS balances, (SELECT count(*) FROM p) AS positions`;
+    RETURNING 1)`;
+}

@@ -5,6 +5,7 @@ import { UnitOfWork } from '../../database/unit-of-work';
 import { prepared } from '../../database/prepared';
 import { nextNumberSql } from '../../documents/numbering';
 import { sql } from '../../documents/quantity';
+import { CounterWrite } from './counters';
 import { Posting } from './posting';
 import { ResolvedLine } from './posting-lines';
 import { LineRow, TransactionRow, transactionView, TransactionView } from './views';
@@ -22,9 +23,10 @@ export class Journal {
 
   /**
    * Header and lines (numbered 1..n in the given order) of one posting, in one statement that also takes
-   * the TX number: the tenant's number counter is locked only from here to COMMIT.
+   * the TX number (the tenant's number counter is locked only from here to COMMIT) and writes the
+   * posting's checked `counters`.
    */
-  async write(posting: Posting, lines: ResolvedLine[]): Promise<TransactionView> {
+  async write(posting: Posting, lines: ResolvedLine[], counters?: CounterWrite): Promise<TransactionView> {
     const id = randomUUID();
     const rows: LineRow[] = lines.map((l, i) => ({
       transaction_id: id,
@@ -49,6 +51,7 @@ export class Journal {
                 NULLIF(string_to_array(k.serials, E'\\x1f'), '{}')
            FROM h, unnest($8::int[], $9::uuid[], $10::uuid[], $11::uuid[], $12::uuid[], $13::uuid[], $14::numeric[], $15::text[])
                 AS k(line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serials))
+       ${counters ? `, ${counters.sql(15)}` : ''}
        SELECT * FROM h`),
       [
         this.uow.tenantId,
@@ -66,6 +69,7 @@ export class Journal {
         rows.map((r) => r.status_id),
         rows.map((r) => r.qty_delta),
         lines.map((l) => l.serialNos.join('\x1f')),
+        ...(counters?.params ?? []),
       ],
     );
     return transactionView(header, rows);

@@ -58,7 +58,7 @@ export class LedgerService {
     const lapsed = await this.holds.lapsedAt(resolved.filter((l) => l.qty.lt(0)).map((l) => ({ itemId: l.item.id, facilityId: l.location.facilityId })));
     const freed = await this.holds.freeing(lapsed);
     const available = new Set([...resolved.filter((l) => l.status.isAvailable).map((l) => l.status.id), ...freed.balances.map((b) => b.statusId)]);
-    await this.counters.apply(
+    const counters = await this.counters.check(
       [
         ...resolved.map((l) => ({
           itemId: l.item.id, facilityId: l.location.facilityId, locationId: l.location.id, lotId: l.lot?.id ?? null, statusId: l.status.id,
@@ -71,7 +71,7 @@ export class LedgerService {
     );
     await this.holds.markFreed(lapsed, 'released');
     await this.serials.move(resolved);
-    const transaction = await this.journal.write(posting, resolved);
+    const transaction = await this.journal.write(posting, resolved, counters);
     if (plan) await this.issues.consume(plan);
     return transaction;
   }
