@@ -2,6 +2,7 @@ import { Type } from '@nestjs/common';
 import { CatalogModule } from './catalog/catalog.module';
 import { DocumentsModule } from './documents/documents.module';
 import { InventoryModule } from './inventory/inventory.module';
+import { ProcurementModule } from './procurement/procurement.module';
 
 /** The domain modules mounted under /v1 (one folder each). */
-export const DOMAIN_MODULES: Type[] = [DocumentsModule, CatalogModule, InventoryModule];
+export const DOMAIN_MODULES: Type[] = [DocumentsModule, CatalogModule, InventoryModule, ProcurementModule];

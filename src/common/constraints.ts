@@ -26,6 +26,7 @@ export const CONSTRAINT_ERRORS: Record<string, ConstraintError> = {
   reservation_quantities: state('The reservation cannot hold more than its quantity'),
   allocation_active_holds_stock: state('An active allocation must hold stock'),
   // Document and master-data rules.
+  purchase_order_lines_over_receipt: { status: 409, error: 'over_receipt', message: 'The receipt exceeds the open quantity of the purchase order line' },
   transfer_between_facilities: invalid('A transfer order must move stock between two different facilities'),
   reorder_policy_min_max: invalid('minQty must not exceed maxQty'),
   items_expiry_needs_lot: invalid("expiryTracking 'required' needs lotTracking 'required'"),

@@ -210,3 +210,31 @@ export async function reservationIn(
   expect(doc.status).toBe(state);
   return doc;
 }
+
+// ── procurement ─────────────────────────────────────────────────────────────────────────────────
+
+/** A new active supplier (random code) with `extra` fields. */
+export async function newSupplier(t: Tenant, extra: Record<string, unknown> = {}): Promise<{ id: string; code: string; name: string; currency: string }> {
+  const code = `SUP-${short()}`;
+  return (await t.post('/v1/procurement/suppliers', { code, name: `Supplier ${code}`, ...extra }).expect(201)).body.data;
+}
+
+export type PurchaseOrderState = 'draft' | 'submitted' | 'approved' | 'sent';
+
+/**
+ * A purchase order at `facilityId` from a new supplier (or `supplierId`), with `lines` (default 10 of
+ * `itemId` at 2.5), driven to `state` through the API. Returns the order as the last step answered.
+ */
+export async function purchaseOrderIn(
+  t: Tenant,
+  state: PurchaseOrderState,
+  opts: { facilityId: string; itemId?: string; lines?: Array<Record<string, unknown>>; supplierId?: string },
+) {
+  const supplierId = opts.supplierId ?? (await newSupplier(t)).id;
+  const lines = opts.lines ?? [{ itemId: opts.itemId, qtyOrdered: 10, unitPrice: 2.5 }];
+  let order = (await t.post('/v1/procurement/purchase-orders', { supplierId, facilityId: opts.facilityId, lines }).expect(201)).body.data;
+  for (const step of ['submit', 'approve', 'send'].slice(0, ['draft', 'submitted', 'approved', 'sent'].indexOf(state))) {
+    order = (await t.post(`/v1/procurement/purchase-orders/${order.id}/${step}`).expect(200)).body.data;
+  }
+  return order as { id: string; poNo: string; status: string; lines: Array<{ id: string; lineNo: number; itemId: string; qtyOrdered: number; qtyReceived: number }> };
+}

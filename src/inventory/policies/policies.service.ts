@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { notFound, validationFailed, withDuplicateMessages } from '../../common/errors';
@@ -12,6 +12,7 @@ import { CatalogRefs, ItemRef } from '../../documents/references';
 import { UomConversion } from '../../documents/uom-conversion';
 import { LAPSED_HOLDS } from '../ledger/lapsed';
 import { CreatePolicyDto, PolicyQuery, UpdatePolicyDto } from './dto/policy.dto';
+import { INCOMING_SUPPLY, IncomingSupply, NO_INCOMING_SUPPLY } from './incoming-supply';
 import { suggestedQty } from './reorder-math';
 
 interface PolicyRow extends Omit<DocumentRow, 'status'> {
@@ -42,15 +43,7 @@ export type PolicyView = ReturnType<typeof policyView>;
 const WHAT = 'Reorder policy';
 const QUANTITIES = ['minQty', 'maxQty', 'safetyStock', 'reorderQty'] as const;
 
-/**
- * Open purchase-order quantity of the policy row `r`, in base units — CONTRACT §5: ordered − received
- * on purchase orders `submitted|approved|sent|partially_received` of the policy's facility.
- *
- * OPEN-PO TERM: purchase orders do not exist in this service yet (procurement is a later module), so
- * it is 0. When they do, replace this with a correlated sum over the PO lines of `r.item_id` on POs of
- * `r.facility_id` in those statuses (converted to base units).
- */
-const OPEN_PURCHASE_ORDER_QTY = '0';
+
 
 /** Reorder policies per (item, facility) and the reorder suggestions they make. */
 @Injectable()
@@ -59,6 +52,8 @@ export class PoliciesService {
     private readonly uow: UnitOfWork,
     private readonly refs: CatalogRefs,
     private readonly uoms: UomConversion,
+    // The open purchase-order quantity (procurement provides it; see IncomingSupply).
+    @Optional() @Inject(INCOMING_SUPPLY) private readonly incoming: IncomingSupply = NO_INCOMING_SUPPLY,
   ) {
     this.store = new DocumentStore(uow, 'reorder_policies', new Transitions(WHAT, {}), () => '');
   }
@@ -128,7 +123,7 @@ export class PoliciesService {
   /**
    * Active policies whose projected quantity is below minQty + safetyStock, newest policy first:
    * projectedQty = available on hand − open unallocated reserved − allocated (inventory_positions; 0
-   * without a row) + open purchase-order quantity (0 until procurement exists, see OPEN_PURCHASE_ORDER_QTY).
+   * without a row) + the open purchase-order quantity (IncomingSupply, in base units).
    */
   async suggestions(query: PolicyQuery) {
     const f = new SqlFilters(this.uow.tenantId, 'r').add('r.item_id = ?', query.itemId).add('r.facility_id = ?', query.facilityId);
@@ -136,7 +131,7 @@ export class PoliciesService {
     const projection = `WITH ${LAPSED_HOLDS}, projection AS (
         SELECT r.id, r.item_id, r.facility_id, r.min_qty, r.max_qty, r.safety_stock, r.reorder_qty, r.created_at,
                coalesce(p.qty_available_on_hand - p.qty_reserved - p.qty_allocated, 0) + coalesce(h.allocated + h.reserved, 0)
-                 + ${OPEN_PURCHASE_ORDER_QTY} AS projected_qty
+                 + ${this.incoming.sql('r.item_id', 'r.facility_id')} AS projected_qty
           FROM reorder_policies r
           LEFT JOIN inventory_positions p ON p.tenant_id = r.tenant_id AND p.item_id = r.item_id AND p.facility_id = r.facility_id
           LEFT JOIN lapsed_holds h ON h.item_id = r.item_id AND h.facility_id = r.facility_id

@@ -1,0 +1,45 @@
+import { Body, Controller, Get, Patch, Post, Query } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Permissions } from '../auth/decorators';
+import { UuidParam } from '../common/uuid';
+import { IfMatch } from '../common/versioning';
+import { CreateSupplierDto, SupplierQuery, UpdateSupplierDto } from './procurement.dto';
+import { SuppliersService } from './suppliers.service';
+
+const SHAPE = 'A supplier is {id, code, name, email, phone, address, currency, isActive, version, createdBy, updatedBy, createdAt, updatedAt}.';
+export const IF_MATCH = { name: 'If-Match', required: false, description: 'expected version, e.g. "3" → 412 version_conflict if it moved on' };
+
+@ApiTags('procurement')
+@Controller('v1/procurement/suppliers')
+export class SuppliersController {
+  constructor(private readonly suppliers: SuppliersService) {}
+
+  @Get()
+  @Permissions('procurement:read')
+  @ApiOperation({ summary: 'List suppliers', description: `Filters isActive; q: substring of code or name. Newest first (createdAt, id). ${SHAPE}` })
+  list(@Query() query: SupplierQuery) {
+    return this.suppliers.list(query);
+  }
+
+  @Get(':id')
+  @Permissions('procurement:read')
+  @ApiOperation({ summary: 'One supplier', description: SHAPE })
+  async get(@UuidParam('id', 'Supplier') id: string) {
+    return { data: await this.suppliers.get(id) };
+  }
+
+  @Post()
+  @Permissions('procurement:write')
+  @ApiOperation({ summary: 'Create a supplier', description: `code unique per tenant (409 duplicate); currency default USD. ${SHAPE}` })
+  async create(@Body() body: CreateSupplierDto) {
+    return { data: await this.suppliers.create(body) };
+  }
+
+  @Patch(':id')
+  @Permissions('procurement:write')
+  @ApiHeader(IF_MATCH)
+  @ApiOperation({ summary: 'Change a supplier', description: `Any field. An inactive supplier takes no new purchase orders; its open ones can still be received. ${SHAPE}` })
+  async update(@UuidParam('id', 'Supplier') id: string, @Body() body: UpdateSupplierDto, @IfMatch() ifMatch?: number) {
+    return { data: await this.suppliers.update(id, body, ifMatch) };
+  }
+}
