@@ -7,30 +7,16 @@ import { Settings } from '../config/settings';
 import { AppError } from '../common/errors';
 import { JwksClient } from 'jwks-rsa';
 import { Principal } from '../tenancy/request-context';
+import { principalFromClaims } from './claims';
 import { SigningKeys } from './signing-keys';
 import { VerifiedTokens } from './verified-tokens';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const unauthorized = (message: string) => new AppError(401, 'unauthorized', message);
 
 /** Errors of jsonwebtoken: their messages say what is wrong with the token and nothing about the service. */
 const TOKEN_ERRORS = new Set(['JsonWebTokenError', 'TokenExpiredError', 'NotBeforeError']);
 
-/** Turns verified claims into the principal (CONTRACT.md §3). Exported for unit tests. */
-export function principalFromClaims(claims: Record<string, unknown>, namespace: string): Principal {
-  if (typeof claims.exp !== 'number') throw unauthorized('Token has no expiry (exp)');
-  const tenantId = claims[`${namespace}tenant_id`];
-  if (typeof tenantId !== 'string' || !UUID.test(tenantId)) throw unauthorized('Token has no valid tenant_id claim');
-  if (typeof claims.sub !== 'string' || !claims.sub) throw unauthorized('Token has no subject (sub)');
-  const listed = claims[`${namespace}permissions`];
-  const permissions = Array.isArray(listed)
-    ? listed.filter((p): p is string => typeof p === 'string')
-    : typeof claims.scope === 'string'
-      ? claims.scope.split(' ').filter(Boolean)
-      : [];
-  return { tenantId: tenantId.toLowerCase(), userId: claims.sub, permissions: new Set(permissions) };
-}
+export { principalFromClaims } from './claims';
 
 /** passport-jwt's key lookup: the token header's `kid` → a cached KeyObject (none: the token is refused). */
 function keyProvider(keys: SigningKeys, algorithms: string[]) {

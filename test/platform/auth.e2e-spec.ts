@@ -170,6 +170,26 @@ describe('authentication and permissions (CONTRACT §3)', () => {
     });
   });
 
+  describe('claims that are present but malformed are refused, with real tokens', () => {
+    it.each([
+      ['a sub with NUL', { sub: 'user\u0000x' }],
+      ['a sub of 256 characters', { sub: 'u'.repeat(256) }],
+      ['a permissions claim that is a string', { permissions: 'catalog:read' }],
+      ['a permissions claim holding a number', { permissions: ['catalog:read', 1] }],
+    ])('%s → 401, and nothing is written', async (_, claims) => {
+      const t = await newTenant(ctx);
+      const { sub, permissions } = claims as { sub?: string; permissions?: unknown };
+      const token = await ctx.idp.token({
+        tenantId: t.tenantId, sub, scope: 'catalog:read catalog:write',
+        ...(permissions !== undefined ? { permissions: null, extraClaims: { [`${ctx.idp.claimNamespace}permissions`]: permissions } } : { permissions: ['catalog:read', 'catalog:write'] }),
+      });
+      const res = await ctx.http.post('/v1/uoms').set('Authorization', bearer(token)).send({ code: 'CLAIM', name: 'Claim', decimals: 0 });
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({ error: 'unauthorized', status: 401 });
+      expect(await ctx.db.query(`SELECT 1 FROM uoms WHERE tenant_id = $1 AND code = 'CLAIM'`, [t.tenantId])).toHaveLength(0);
+    });
+  });
+
   describe('sub is the acting user', () => {
     it('becomes the principal user id (what every write records as createdBy/updatedBy)', () => {
       const tenantId = randomUUID();
