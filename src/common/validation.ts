@@ -1,7 +1,10 @@
 import { applyDecorators, ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsObject, ValidateIf, ValidateNested, ValidationOptions } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, getMetadataStorage, IsArray, IsObject, ValidateIf, ValidateNested, ValidationOptions } from 'class-validator';
 import { ErrorDetail, validationFailed } from './errors';
+
+// class-transformer's metadata (which nested type a property holds): its runtime path has no typings of its own.
+const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as typeof import('class-transformer/types/storage');
 
 /** Flattens class-validator errors into `{field: 'lines[0].qty', message}` details. */
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): ErrorDetail[] {
@@ -11,7 +14,8 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
     for (const [rule, msg] of Object.entries(e.constraints ?? {})) {
       out.push({ field, message: rule === 'whitelistValidation' ? 'is not an allowed field' : stripProperty(msg, e.property) });
     }
-    if (e.children?.length) out.push(...flattenValidationErrors(e.children, field));
+    // A loop, not push(...): a spread of tens of thousands of details overflows the stack.
+    if (e.children?.length) for (const d of flattenValidationErrors(e.children, field)) out.push(d);
   }
   return out;
 }
@@ -32,12 +36,15 @@ function pipe(forbidNonWhitelisted: boolean): ValidationPipe {
   });
 }
 
-/** 400 validation_failed whose message names the first detail. */
+/** Most details a 400 lists (CONTRACT §1); the message says how many there were in all. */
+export const MAX_ERROR_DETAILS = 50;
+
+/** 400 validation_failed whose message names the first detail and how many more there are. */
 function invalidBody(details: ErrorDetail[]) {
   const first = details[0];
   return validationFailed(
     first ? `${first.field}: ${first.message}${details.length > 1 ? ` (and ${details.length - 1} more)` : ''}` : 'Validation failed',
-    details,
+    details.slice(0, MAX_ERROR_DETAILS),
   );
 }
 
@@ -53,11 +60,49 @@ export class AppValidationPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata) {
     if (metadata.type === 'body') {
       if ((value === undefined || value === null) && isDto(metadata)) value = {};
-      const details = bodyStructureErrors(value);
+      // The DTO's own array limits first (they name the field's limit), then the raw body's structure.
+      const limits = isDto(metadata) ? arrayLimitErrors(value, metadata.metatype as Class) : [];
+      const details = limits.length ? limits : bodyStructureErrors(value);
       if (details.length) throw invalidBody(details);
     }
     return (metadata.type === 'query' ? this.query : this.body).transform(value, metadata);
   }
+}
+
+/** No array in any body may hold more (the largest any field allows: `serialNos`, CONTRACT §1). */
+export const MAX_ARRAY_ENTRIES = 10_000;
+
+type Class = new (...args: never[]) => object;
+
+/**
+ * The DTO's own array limits (`ArrayMaxSize`: 1,000 lines, 100 identifiers, …) checked on the raw body
+ * before it is transformed or validated, following nested DTOs (class-transformer's `@Type`): a body
+ * with 60,000 lines is refused at once instead of being validated line by line first. Arrays within
+ * their limits are walked, so the cost is bounded by the limits themselves.
+ */
+export function arrayLimitErrors(value: unknown, type: Class, path = '', depth = 0): ErrorDetail[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || depth > MAX_BODY_DEPTH) return [];
+  const found: ErrorDetail[] = [];
+  const body = value as Record<string, unknown>;
+  for (const m of getMetadataStorage().getTargetValidationMetadatas(type, '', true, false)) {
+    const v = body[m.propertyName];
+    if (m.name === 'arrayMaxSize' && Array.isArray(v) && v.length > (m.constraints[0] as number)) {
+      found.push({ field: path ? `${path}.${m.propertyName}` : m.propertyName, message: `must contain at most ${m.constraints[0]} entries (it has ${v.length})` });
+    }
+  }
+  if (found.length) return found;
+  for (const key of Object.keys(body)) {
+    const nested = defaultMetadataStorage.findTypeMetadata(type, key)?.typeFunction() as Class | undefined;
+    if (!nested) continue;
+    const field = path ? `${path}.${key}` : key;
+    const v = body[key];
+    const elements = Array.isArray(v) ? v.map((e, i) => [e, `${field}[${i}]`] as const) : [[v, field] as const];
+    for (const [e, f] of elements) {
+      const inner = arrayLimitErrors(e, nested, f, depth + 1);
+      if (inner.length) return inner;
+    }
+  }
+  return found;
 }
 
 /** Keys that name or reach an object's prototype: refused in bodies so they can never pollute or slip past the whitelist. */
@@ -80,6 +125,7 @@ export function bodyStructureErrors(value: unknown): ErrorDetail[] {
     if (typeof v !== 'object' || v === null) continue;
     if (depth >= MAX_BODY_DEPTH) return [...found, { field: path, message: `is nested more than ${MAX_BODY_DEPTH} levels deep` }];
     const isArray = Array.isArray(v);
+    if (isArray && v.length > MAX_ARRAY_ENTRIES) return [{ field: path, message: `must contain at most ${MAX_ARRAY_ENTRIES} entries (it has ${v.length})` }];
     for (const key of Object.keys(v)) {
       const field = isArray ? `${path}[${key}]` : path ? `${path}.${key}` : key;
       if (!isArray && PROTOTYPE_KEYS.has(key)) found.push({ field, message: 'is not an allowed field' });

@@ -3,8 +3,8 @@ import { IsNumber, IsPositive, Max, Min, NotEquals } from 'class-validator';
 import { MaxDecimals } from '../common/decimals';
 import { MAX_QTY } from './quantity';
 
-/** Most lines one document request may carry. */
-export const MAX_DOCUMENT_LINES = 500;
+/** Most lines one document request may carry (CONTRACT §1). */
+export const MAX_DOCUMENT_LINES = 1000;
 
 /** A positive quantity: a finite number, at most 6 decimals (the UOM's decimals are checked by the ledger). */
 export const Quantity = () =>

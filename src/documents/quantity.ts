@@ -7,8 +7,11 @@ import Decimal from 'decimal.js';
 export const Qty = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP });
 export type Qty = Decimal;
 
-/** Largest quantity a request may carry (numeric(20,6) holds 14 integer digits; sums need headroom). */
-export const MAX_QTY = 1_000_000_000_000;
+/**
+ * Largest quantity (in absolute value) a request may carry (CONTRACT §1): a JSON number carries about 15
+ * significant digits, so a larger one could not keep 6 exact decimals. Sums (balances) are not limited.
+ */
+export const MAX_QTY = 999_999_999.999999;
 
 export const qty = (v: Decimal.Value): Decimal => new Qty(v);
 
