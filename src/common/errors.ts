@@ -16,6 +16,9 @@ export type ErrorCode =
   | 'internal_error'
   | 'service_unavailable';
 
+/** Most details a 400 lists (CONTRACT §1); its message says how many there were in all. */
+export const MAX_ERROR_DETAILS = 50;
+
 export interface ErrorDetail {
   field?: string;
   message: string;

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { Request, Response } from 'express';
 import { ClsServiceManager } from 'nestjs-cls';
 import { CONSTRAINT_ERRORS, unmappedConstraint } from './constraints';
-import { AppError, constraintOf, ErrorCode, ErrorDetail } from './errors';
+import { AppError, constraintOf, ErrorCode, ErrorDetail, MAX_ERROR_DETAILS } from './errors';
 
 const BY_STATUS: Record<number, ErrorCode> = {
   400: 'bad_request',
@@ -46,7 +46,9 @@ export interface ErrorBody {
 /** Maps any thrown value (domain, Nest, body-parser, database, unknown) to the contract's error body. */
 export function toErrorBody(err: unknown): ErrorBody {
   if (err instanceof AppError) {
-    return { error: err.code, message: err.message, status: err.status, ...(err.details ? { details: err.details } : {}) };
+    // A 400 lists at most 50 details (CONTRACT §1); its message says how many there were.
+    const details = err.details && err.status === 400 ? err.details.slice(0, MAX_ERROR_DETAILS) : err.details;
+    return { error: err.code, message: err.message, status: err.status, ...(details ? { details } : {}) };
   }
   if (err instanceof HttpException) {
     const status = err.getStatus();

@@ -1,7 +1,7 @@
 import { applyDecorators, ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, getMetadataStorage, IsArray, IsObject, ValidateIf, ValidateNested, ValidationOptions } from 'class-validator';
-import { ErrorDetail, validationFailed } from './errors';
+import { ErrorDetail, MAX_ERROR_DETAILS, validationFailed } from './errors';
 
 // class-transformer's metadata (which nested type a property holds): its runtime path has no typings of its own.
 const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as typeof import('class-transformer/types/storage');
@@ -35,9 +35,6 @@ function pipe(forbidNonWhitelisted: boolean): ValidationPipe {
     exceptionFactory: (errors) => invalidBody(flattenValidationErrors(errors)),
   });
 }
-
-/** Most details a 400 lists (CONTRACT §1); the message says how many there were in all. */
-export const MAX_ERROR_DETAILS = 50;
 
 /** 400 validation_failed whose message names the first detail and how many more there are. */
 function invalidBody(details: ErrorDetail[]) {
