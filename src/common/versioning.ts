@@ -18,6 +18,9 @@ export const IfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext):
 });
 
 
+/** The `If-Match` header as documented on every PATCH and action of a versioned document (OpenAPI). */
+export const IF_MATCH = { name: 'If-Match', required: false, description: 'expected version, e.g. "3" → 412 version_conflict if it moved on' };
+
 /** Single-document responses (`{data: {version}}`) carry `ETag: "<version>"`. */
 @Injectable()
 export class ETagInterceptor implements NestInterceptor {

@@ -2,12 +2,12 @@ import { Body, Controller, Get, Patch, Post, Query } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../auth/decorators';
 import { UuidParam } from '../common/uuid';
-import { IfMatch } from '../common/versioning';
+import { IF_MATCH, IfMatch } from '../common/versioning';
 import { CreateSupplierDto, SupplierQuery, UpdateSupplierDto } from './procurement.dto';
 import { SuppliersService } from './suppliers.service';
 
 const SHAPE = 'A supplier is {id, code, name, email, phone, address, currency, isActive, version, createdBy, updatedBy, createdAt, updatedAt}.';
-export const IF_MATCH = { name: 'If-Match', required: false, description: 'expected version, e.g. "3" → 412 version_conflict if it moved on' };
+export { IF_MATCH };
 
 @ApiTags('procurement')
 @Controller('v1/procurement/suppliers')

@@ -8,8 +8,8 @@ import { DocumentNumbers } from '../../documents/numbering';
 import { Qty, qty as toQty, sql } from '../../documents/quantity';
 import { at, CatalogRefs, ItemRef } from '../../documents/references';
 import { checkBaseDecimals } from '../../documents/tracking';
-import { BalanceDelta, Counters, PositionDelta, positionKey } from './counters';
-import { LAPSED } from './lapsed';
+import { BalanceDelta, Counters, PositionDelta, positionKey, shortage } from './counters';
+import { LAPSED, LAPSED_HOLDS } from './lapsed';
 import { Hold } from './posting';
 import { AllocationRow, ReservationRow } from './views';
 
@@ -73,6 +73,49 @@ export class Holds {
     );
     if (hold.expiresAt) await this.releaseIfLapsed(id);
     return id;
+  }
+
+  /**
+   * Several holds, all or nothing (a sales order's open, a work order's release): every hold is checked
+   * against its facility's available-to-promise first, and a shortage anywhere is one 409
+   * insufficient_stock whose details name every short hold (holds of one item and facility are judged
+   * together). Then each is reserved; a race lost in between still ends in 409 from the counters.
+   */
+  async reserveAll(holds: Hold[]): Promise<string[]> {
+    const items = await this.refs.items(holds.map((h) => h.itemId));
+    const wanted = new Map<string, { itemId: string; facilityId: string; qty: Decimal; holds: Array<{ hold: Hold; item: ItemRef; qty: Decimal }> }>();
+    for (const hold of holds) {
+      const item = this.refs.stockItem(items, hold.itemId, at(hold.field, 'itemId'), 'new');
+      const qty = positiveQty(hold.qty, item, at(hold.field, 'qty'));
+      const key = positionKey(hold);
+      const w = wanted.get(key) ?? { itemId: item.id, facilityId: hold.facilityId, qty: toQty(0), holds: [] };
+      w.qty = w.qty.plus(qty);
+      w.holds.push({ hold, item, qty });
+      wanted.set(key, w);
+    }
+    const groups = [...wanted.values()];
+    const rows: Array<{ item_id: string; facility_id: string; atp: string }> = await this.m.query(
+      `WITH ${LAPSED_HOLDS}
+       SELECT k.item_id, k.facility_id,
+              coalesce(p.qty_available_on_hand - p.qty_allocated - p.qty_reserved, 0) + coalesce(h.allocated + h.reserved, 0) AS atp
+         FROM unnest($2::uuid[], $3::uuid[]) AS k(item_id, facility_id)
+         LEFT JOIN inventory_positions p ON p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+         LEFT JOIN lapsed_holds h ON h.item_id = k.item_id AND h.facility_id = k.facility_id`,
+      [this.uow.tenantId, groups.map((g) => g.itemId), groups.map((g) => g.facilityId)],
+    );
+    const atp = new Map(rows.map((r) => [positionKey({ itemId: r.item_id, facilityId: r.facility_id }), toQty(r.atp)]));
+    const short = groups.flatMap((g) => {
+      const available = Decimal.max(atp.get(positionKey(g)) ?? 0, 0);
+      if (!g.qty.gt(available)) return [];
+      return g.holds.map(({ hold, item, qty }) => ({
+        field: hold.field, message: 'exceeds the available-to-promise quantity', itemId: item.id, itemNo: item.itemNo,
+        facilityId: hold.facilityId, requested: qty.toNumber(), available: available.toNumber(),
+      }));
+    });
+    if (short.length) throw shortage(short);
+    const ids: string[] = [];
+    for (const hold of holds) ids.push(await this.reserve(hold));
+    return ids;
   }
 
   /** Changes an open reservation: quantity (not below allocated + fulfilled; more is new work, checked against ATP), expiry, notes. */

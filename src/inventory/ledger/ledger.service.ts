@@ -96,6 +96,14 @@ export class LedgerService {
     return this.reservation(await this.atomic(() => this.holds.reserve(hold)));
   }
 
+  /**
+   * Several soft holds, all or nothing: a shortage of any is one 409 insufficient_stock naming every short
+   * hold (`field` of each hold), and then nothing is reserved. Returns the reservation ids in order.
+   */
+  reserveAll(holds: Hold[]): Promise<string[]> {
+    return this.atomic(() => this.holds.reserveAll(holds));
+  }
+
   /** Changes an open reservation: quantity (re-checked against ATP), expiry, notes. */
   async updateReservation(id: string, change: { qty?: Decimal.Value; expiresAt?: Date | null; notes?: string | null }, ifMatch?: number): Promise<ReservationView> {
     await this.atomic(() => this.holds.update(id, change, ifMatch));
