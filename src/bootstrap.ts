@@ -11,6 +11,7 @@ import { requestId } from './common/json-body.middleware';
 import { Settings } from './config/settings';
 import { runMigrations } from './database/migrate';
 import { SERVICE_NAME, SERVICE_VERSION } from './health/health.controller';
+import { Drain, drains } from './shutdown';
 
 /** Builds the application (used by main.ts and by the e2e tests): migrated, documented, not yet listening. */
 export async function createApp(settings: Settings, databaseUrl: string): Promise<INestApplication> {
@@ -19,6 +20,9 @@ export async function createApp(settings: Settings, databaseUrl: string): Promis
     bufferLogs: true,
   });
   app.useLogger(app.get(Logger));
+  const drain = new Drain(app.getHttpServer());
+  drains.set(app, drain);
+  app.use(drain.refuseWhileDraining);
   app.use(requestId);
   app.set('trust proxy', false);
   app.disable('x-powered-by');

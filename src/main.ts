@@ -2,7 +2,8 @@ import 'reflect-metadata';
 import { existsSync } from 'node:fs';
 import { createApp } from './bootstrap';
 import { loadSettings, Settings, SettingsError } from './config/settings';
-import { EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded-postgres';
+import { EmbeddedDatabase, startEmbeddedPostgres, takeOverSignals } from './database/embedded-postgres';
+import { drains } from './shutdown';
 
 async function main(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
@@ -26,11 +27,22 @@ async function main(): Promise<void> {
   }
 
   const app = await createApp(settings, databaseUrl);
-  const shutdown = async () => {
+  let stopping = false;
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    const started = Date.now();
+    // Stop accepting, let requests in flight finish (up to SHUTDOWN_TIMEOUT_MS), then close the pool.
+    const { inFlight, cutOff } = (await drains.get(app)?.drain(settings.SHUTDOWN_TIMEOUT_MS)) ?? { inFlight: 0, cutOff: 0 };
     await app.close().catch(() => undefined);
     await embedded?.stop().catch(() => undefined);
+    process.stdout.write(
+      `inventory-service stopped on ${signal} in ${Date.now() - started} ms: ${inFlight} request(s) in flight, ` +
+        `${inFlight - cutOff} finished, ${cutOff} cut off after ${settings.SHUTDOWN_TIMEOUT_MS} ms\n`,
+    );
     process.exit(0);
   };
+  takeOverSignals();
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
   await app.listen(settings.PORT, settings.HOST);

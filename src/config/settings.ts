@@ -70,6 +70,10 @@ export class Settings {
   @Transform(toInt) @IsInt() @Min(0) @Max(3_600_000)
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS = 10000;
 
+  /** On SIGTERM/SIGINT, how long requests in flight may take to finish before they are cut off (milliseconds). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(600_000)
+  SHUTDOWN_TIMEOUT_MS = 10000;
+
   @IsIn(['jwt', 'dev'])
   AUTH_MODE: 'jwt' | 'dev' = 'jwt';
 

