@@ -1,6 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
+import helmet from 'helmet';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { Logger } from 'nestjs-pino';
@@ -11,7 +12,7 @@ import { requestId } from './common/json-body.middleware';
 import { Settings } from './config/settings';
 import { runMigrations } from './database/migrate';
 import { SERVICE_NAME, SERVICE_VERSION } from './health/health.controller';
-import { Drain, drains } from './shutdown';
+import { answerClientErrorsAsJson, Drain, drains } from './shutdown';
 
 /** Builds the application (used by main.ts and by the e2e tests): migrated, documented, not yet listening. */
 export async function createApp(settings: Settings, databaseUrl: string): Promise<INestApplication> {
@@ -23,6 +24,10 @@ export async function createApp(settings: Settings, databaseUrl: string): Promis
   const drain = new Drain(app.getHttpServer());
   drains.set(app, drain);
   app.use(drain.refuseWhileDraining);
+  answerClientErrorsAsJson(app.getHttpServer());
+  // Security headers (no CSP: the service serves JSON, and /docs is a page of its own). No CORS unless a
+  // gateway adds it: browsers on other origins get no Access-Control-Allow-Origin.
+  app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
   app.use(requestId);
   app.set('trust proxy', false);
   app.disable('x-powered-by');

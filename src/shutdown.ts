@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 
 /**
  * Graceful shutdown of the HTTP server: stop accepting connections, let the requests in flight finish
@@ -44,3 +45,24 @@ export class Drain {
 
 /** The Drain of each application (set by createApp). */
 export const drains = new WeakMap<object, Drain>();
+
+/**
+ * Requests Node's HTTP parser refuses before any handler runs (a malformed request line or header,
+ * headers over the size limit) get the contract's error body instead of Node's empty answer.
+ */
+export function answerClientErrorsAsJson(server: Server): void {
+  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
+    if (!socket.writable || (err.code === 'ECONNRESET')) return socket.destroy();
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? 431 : 400;
+    const body = JSON.stringify({
+      error: 'bad_request',
+      message: tooLarge ? 'Request headers are too large' : 'Malformed HTTP request',
+      status,
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+}

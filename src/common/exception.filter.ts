@@ -55,6 +55,8 @@ export function toErrorBody(err: unknown): ErrorBody {
     const res = err.getResponse() as { message?: unknown; error?: unknown } | string;
     const raw = typeof res === 'string' ? res : res.message;
     const message = Array.isArray(raw) ? raw.join('; ') : typeof raw === 'string' ? raw : err.message;
+    // An unsupported body charset or encoding (415 from the body parser): the contract's 400 bad_request.
+    if (status === 415) return { error: 'bad_request', message: `Unsupported request body: ${message}`, status: 400 };
     const code = BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'bad_request');
     return { error: code, message: status === 404 && /^Cannot /.test(message) ? `Route ${message.slice(7)} not found` : message, status };
   }
@@ -118,6 +120,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (res.headersSent) return;
     if (body.status === 429) res.setHeader('Retry-After', String((err as { retryAfter?: number }).retryAfter ?? 60));
     if (body.status === 503) res.setHeader('Retry-After', '1');
+    if (body.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
     res.status(body.status).json(body);
   }
 }

@@ -119,6 +119,11 @@ export function bodyStructureErrors(value: unknown): ErrorDetail[] {
   const queue: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
   for (let i = 0; i < queue.length; i++) {
     const { value: v, path, depth } = queue[i];
+    if (typeof v === 'string' && !(v as string & { isWellFormed(): boolean }).isWellFormed()) {
+      // A lone UTF-16 surrogate (`"\ud800"` in JSON) cannot be stored as text: PostgreSQL would keep U+FFFD instead.
+      found.push({ field: path, message: 'contains an unpaired UTF-16 surrogate' });
+      continue;
+    }
     if (typeof v !== 'object' || v === null) continue;
     if (depth >= MAX_BODY_DEPTH) return [...found, { field: path, message: `is nested more than ${MAX_BODY_DEPTH} levels deep` }];
     const isArray = Array.isArray(v);
