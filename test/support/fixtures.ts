@@ -238,3 +238,47 @@ export async function purchaseOrderIn(
   }
   return order as { id: string; poNo: string; status: string; lines: Array<{ id: string; lineNo: number; itemId: string; qtyOrdered: number; qtyReceived: number }> };
 }
+
+// ── sales ─────────────────────────────────────────────────────────────────────────────────────────
+
+/** A new active customer (random code) with `extra` fields. */
+export async function newCustomer(t: Tenant, extra: Record<string, unknown> = {}): Promise<{ id: string; code: string; name: string }> {
+  const code = `CUS-${short()}`;
+  return (await t.post('/v1/sales/customers', { code, name: `Customer ${code}`, ...extra }).expect(201)).body.data;
+}
+
+export type SalesOrderState = 'draft' | 'open' | 'partially_shipped' | 'shipped' | 'cancelled';
+
+export interface SalesOrderDoc {
+  id: string;
+  orderNo: string;
+  status: string;
+  version: number;
+  totalAmount: number;
+  lines: Array<{ id: string; lineNo: number; itemId: string; qty: number; uomId: string; unitPrice: number; qtyShipped: number; reservationId: string | null }>;
+}
+
+/**
+ * A sales order at `facilityId` for a new customer (or `customerId`), with `lines` (default 2 of `itemId`
+ * at 5), driven to `state` through the API. With `stockAt` (a location of the facility) each line's qty is
+ * adjusted in there first (base units: give base-UOM lines), so the order can open. `partially_shipped`
+ * ships 1 of the first line (its qty must be more than 1); `shipped` ships everything; `cancelled` cancels
+ * the draft. Returns the order as the last step answered.
+ */
+export async function salesOrderIn(
+  t: Tenant,
+  state: SalesOrderState,
+  opts: { facilityId: string; itemId?: string; lines?: Array<Record<string, unknown>>; customerId?: string; stockAt?: string },
+): Promise<SalesOrderDoc> {
+  const customerId = opts.customerId ?? (await newCustomer(t)).id;
+  const lines = opts.lines ?? [{ itemId: opts.itemId, qty: 2, unitPrice: 5 }];
+  if (opts.stockAt) for (const l of lines) await adjust(t, { itemId: l.itemId, locationId: opts.stockAt, qtyDelta: l.qty });
+  let order: SalesOrderDoc = (await t.post('/v1/sales/orders', { customerId, facilityId: opts.facilityId, lines }).expect(201)).body.data;
+  const url = `/v1/sales/orders/${order.id}`;
+  if (state === 'cancelled') order = await step(t, `${url}/cancel`);
+  if (state === 'open' || state === 'partially_shipped' || state === 'shipped') order = await step(t, `${url}/open`);
+  if (state === 'partially_shipped') order = await step(t, `${url}/ship`, { lines: [{ lineId: order.lines[0].id, qty: 1 }] });
+  if (state === 'shipped') order = await step(t, `${url}/ship`);
+  expect(order.status).toBe(state);
+  return order;
+}
