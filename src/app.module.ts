@@ -62,6 +62,8 @@ export class AppModule implements NestModule {
         ThrottlerModule.forRoot({ throttlers: [{ ttl: 60_000, limit: Math.max(settings.RATE_LIMIT_PER_MINUTE, 1) }] }),
         DatabaseModule.forRoot(databaseUrl, {
           size: settings.DB_POOL_SIZE,
+          tenantMaxConnections: settings.DB_TENANT_MAX_CONNECTIONS ?? Math.max(1, settings.DB_POOL_SIZE - 1),
+          requestTimeoutMs: settings.DB_REQUEST_TIMEOUT_MS,
           acquireTimeoutMs: settings.DB_ACQUIRE_TIMEOUT_MS,
           statementTimeoutMs: settings.DB_STATEMENT_TIMEOUT_MS,
           lockTimeoutMs: settings.DB_LOCK_TIMEOUT_MS,

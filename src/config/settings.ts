@@ -70,6 +70,17 @@ export class Settings {
   @Transform(toInt) @IsInt() @Min(0) @Max(3_600_000)
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS = 10000;
 
+  /**
+   * Most pool connections one tenant may hold at once (default: the pool size − 1, at least 1), so a
+   * tenant whose requests are stuck cannot starve the others; its further requests wait, then get 503.
+   */
+  @Transform(toInt) @IsOptional() @IsInt() @Min(1) @Max(1000)
+  DB_TENANT_MAX_CONNECTIONS?: number;
+
+  /** Longest one request may take in the database, whatever its state (slow, locked, frozen): then 503 (milliseconds). */
+  @Transform(toInt) @IsInt() @Min(100) @Max(3_600_000)
+  DB_REQUEST_TIMEOUT_MS = 10000;
+
   /** On SIGTERM/SIGINT, how long requests in flight may take to finish before they are cut off (milliseconds). */
   @Transform(toInt) @IsInt() @Min(0) @Max(600_000)
   SHUTDOWN_TIMEOUT_MS = 10000;

@@ -12,13 +12,22 @@ export function migrationsGlob(): string {
 /** The connection pool and the limits every connection carries (Settings `DB_*`). */
 export interface PoolSettings {
   size: number;
+  /** Most connections one tenant's units of work may hold at once (the rest wait, then 503). */
+  tenantMaxConnections?: number;
+  /** Longest a unit of work may take in the database, whatever its state (then 503, connection dropped). */
+  requestTimeoutMs?: number;
   acquireTimeoutMs: number;
   statementTimeoutMs: number;
   lockTimeoutMs: number;
   idleInTransactionTimeoutMs: number;
 }
 
-export const DEFAULT_POOL: PoolSettings = { size: 5, acquireTimeoutMs: 5000, statementTimeoutMs: 8000, lockTimeoutMs: 5000, idleInTransactionTimeoutMs: 10000 };
+export const DEFAULT_POOL: PoolSettings = {
+  size: 5, tenantMaxConnections: 4, requestTimeoutMs: 10000, acquireTimeoutMs: 5000, statementTimeoutMs: 8000, lockTimeoutMs: 5000, idleInTransactionTimeoutMs: 10000,
+};
+
+/** The pool settings the application runs with (DatabaseModule provides them to UnitOfWork). */
+export const POOL_SETTINGS = Symbol('PoolSettings');
 
 export function dataSourceOptions(url: string, pool: PoolSettings = DEFAULT_POOL): DataSourceOptions {
   return {

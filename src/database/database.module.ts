@@ -1,7 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { TenantProvisioner } from '../tenancy/tenant-provisioner';
-import { dataSourceOptions, PoolSettings } from './data-source';
+import { dataSourceOptions, POOL_SETTINGS, PoolSettings } from './data-source';
 import { UnitOfWork } from './unit-of-work';
 
 /** The data source, the unit of work and what every domain module needs from the database. */
@@ -12,7 +12,7 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       imports: [TypeOrmModule.forRoot({ ...dataSourceOptions(url, pool), retryAttempts: 3, retryDelay: 1000 })],
-      providers: [UnitOfWork, TenantProvisioner],
+      providers: [UnitOfWork, TenantProvisioner, { provide: POOL_SETTINGS, useValue: pool }],
       exports: [UnitOfWork, TenantProvisioner],
     };
   }

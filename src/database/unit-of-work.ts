@@ -1,10 +1,12 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ClsService } from 'nestjs-cls';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors';
 import { Principal } from '../tenancy/request-context';
 import { APP_ROLE, RETRYABLE_SQLSTATES } from './constants';
+import { DEFAULT_POOL, POOL_SETTINGS, PoolSettings } from './data-source';
+import { TenantGate } from './tenant-gate';
 
 const MAX_ATTEMPTS = 4;
 
@@ -18,10 +20,17 @@ const MAX_ATTEMPTS = 4;
 export class UnitOfWork {
   private readonly logger = new Logger(UnitOfWork.name);
 
+  private readonly gate: TenantGate;
+  private readonly requestTimeoutMs: number;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly cls: ClsService,
-  ) {}
+    @Optional() @Inject(POOL_SETTINGS) pool: PoolSettings = DEFAULT_POOL,
+  ) {
+    this.gate = new TenantGate(pool.tenantMaxConnections ?? Math.max(1, pool.size - 1), pool.acquireTimeoutMs);
+    this.requestTimeoutMs = pool.requestTimeoutMs ?? DEFAULT_POOL.requestTimeoutMs!;
+  }
 
   /** The current transaction's manager. Fails closed outside a unit of work. */
   get manager(): EntityManager {
@@ -67,9 +76,19 @@ export class UnitOfWork {
     const tenant = tenantId ?? this.tenantId;
     // Inlined into the opening statement (a simple query takes no parameters): only a UUID may go there.
     if (!UUID.test(tenant)) throw new Error('A unit of work needs a tenant UUID');
+    // At most tenantMaxConnections units of work of one tenant hold connections at once.
+    const leave = await this.gate.enter(tenant);
+    try {
+      return await this.attempts(work, tenant, !!options.readOnly);
+    } finally {
+      leave();
+    }
+  }
+
+  private async attempts<T>(work: (manager: EntityManager) => Promise<T>, tenant: string, readOnly: boolean): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.attempt(work, tenant, !!options.readOnly);
+        return await this.attempt(work, tenant, readOnly);
       } catch (err) {
         const code = AppError.sqlState(err);
         if (!code || !RETRYABLE_SQLSTATES.has(code) || attempt >= MAX_ATTEMPTS) throw err;
@@ -83,8 +102,16 @@ export class UnitOfWork {
     const runner = this.dataSource.createQueryRunner();
     let opened: Promise<unknown> | undefined;
     let released = false;
+    let deadline: NodeJS.Timeout | undefined;
+    let timedOut = false;
     try {
       const client = (await runner.connect()) as PgClient;
+      // Whatever the database does (slow, locked, frozen, gone), a unit of work ends by its deadline: the
+      // connection is dropped, so the statement in flight fails (503) and the server rolls back.
+      deadline = setTimeout(() => {
+        timedOut = true;
+        client.connection.stream.destroy();
+      }, this.requestTimeoutMs);
       // The pool's connections are pipelined (data-source.ts). The opening statement is written together
       // with the work's first statement (one system call, no round trip of its own). Safe: should the
       // opening fail after BEGIN, the transaction is aborted and every statement behind it fails (25P02)
@@ -136,12 +163,14 @@ export class UnitOfWork {
       if (command !== 'COMMIT') throw new Error(`COMMIT answered ${command}`);
       return result;
     } catch (err) {
+      if (timedOut) throw new AppError(503, 'service_unavailable', `The database did not finish the request within ${this.requestTimeoutMs} ms; retry shortly`);
       // The opening statement's own error explains everything that failed behind it.
       const openError = opened ? await opened.then(() => undefined, (e: unknown) => e) : undefined;
       // A connection that broke needs no ROLLBACK (and cannot take one): the server ends the transaction.
       if (opened) await runner.query('ROLLBACK').catch(() => undefined);
       throw openError ?? err;
     } finally {
+      clearTimeout(deadline);
       this.cls.set('manager', undefined);
       this.cls.set('failure', undefined);
       if (!released) await runner.release().catch(() => undefined);
@@ -152,7 +181,7 @@ export class UnitOfWork {
 /** The node-postgres client under a TypeORM query runner (its `connect()` resolves to it). */
 interface PgClient {
   query(...args: unknown[]): Promise<unknown>;
-  connection: { stream: { cork(): void; uncork(): void } };
+  connection: { stream: { cork(): void; uncork(): void; destroy(): void } };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

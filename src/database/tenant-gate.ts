@@ -1,0 +1,47 @@
+import { AppError } from '../common/errors';
+
+/**
+ * Fairness between tenants: at most `max` units of work of one tenant hold a database connection at
+ * once. The others of that tenant wait their turn (first come, first served) for at most `waitMs`, then
+ * answer 503 — so a tenant whose requests are stuck (a held lock, slow searches) fills only its share of
+ * the pool, and every other tenant keeps being served.
+ */
+export class TenantGate {
+  private readonly tenants = new Map<string, { active: number; queue: Array<() => void> }>();
+
+  constructor(
+    private readonly max: number,
+    private readonly waitMs: number,
+  ) {}
+
+  /** Waits for a place; resolves with the function that gives it back. */
+  async enter(tenant: string): Promise<() => void> {
+    let t = this.tenants.get(tenant);
+    if (!t) this.tenants.set(tenant, (t = { active: 0, queue: [] }));
+    const entry = t;
+    if (entry.active >= this.max) {
+      await new Promise<void>((resolve, reject) => {
+        const turn = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          entry.queue.splice(entry.queue.indexOf(turn), 1);
+          reject(new AppError(503, 'service_unavailable', `Too many requests of this tenant are waiting for the database; retry shortly`));
+        }, this.waitMs);
+        entry.queue.push(turn);
+      });
+    } else {
+      entry.active++;
+    }
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      const next = entry.queue.shift();
+      // The place passes straight to the next waiter (active stays the same), or is freed.
+      if (next) next();
+      else if (--entry.active === 0) this.tenants.delete(tenant);
+    };
+  }
+}
