@@ -159,7 +159,11 @@ export class UnitOfWork {
         return result;
       }
       // COMMIT of a transaction that an error aborted answers ROLLBACK: never report that as success.
-      const { command } = await commit;
+      const { command } = await commit.catch((err: unknown) => {
+        // The connection broke with the COMMIT in flight: the server may or may not have committed.
+        if (!AppError.sqlState(err) && !timedOut) throw new AppError(503, 'service_unavailable', COMMIT_IN_DOUBT);
+        throw err;
+      });
       if (command !== 'COMMIT') throw new Error(`COMMIT answered ${command}`);
       return result;
     } catch (err) {
@@ -183,5 +187,9 @@ interface PgClient {
   query(...args: unknown[]): Promise<unknown>;
   connection: { stream: { cork(): void; uncork(): void; destroy(): void } };
 }
+
+/** The answer when the connection is lost while COMMIT is in flight: its outcome cannot be known. */
+export const COMMIT_IN_DOUBT =
+  'The database connection was lost while the request was being committed, so it may have taken effect; retry it with the same Idempotency-Key to get its outcome';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

