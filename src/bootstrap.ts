@@ -34,16 +34,18 @@ export async function createApp(settings: Settings, databaseUrl: string): Promis
 
   if (settings.DB_MIGRATE) await runMigrations(app.get<DataSource>(getDataSourceToken()));
 
-  const openapi = new DocumentBuilder()
-    .setTitle('Inventory Service API')
-    .setDescription('Multi-tenant inventory management: catalog, inventory ledger, reservations, procurement, sales, production.')
-    .setVersion(SERVICE_VERSION)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
-    .addSecurityRequirements('bearer')
-    .build();
-  SwaggerModule.setup('docs', app, () => documentIdempotencyKey(SwaggerModule.createDocument(app, openapi)), {
-    jsonDocumentUrl: 'docs/openapi.json',
-    customSiteTitle: SERVICE_NAME,
-  });
+  if (settings.OPENAPI_ENABLED) {
+    const openapi = new DocumentBuilder()
+      .setTitle('Inventory Service API')
+      .setDescription('Multi-tenant inventory management: catalog, inventory ledger, reservations, procurement, sales, production.')
+      .setVersion(SERVICE_VERSION)
+      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
+      .addSecurityRequirements('bearer')
+      .build();
+    SwaggerModule.setup('docs', app, () => documentIdempotencyKey(SwaggerModule.createDocument(app, openapi)), {
+      jsonDocumentUrl: 'openapi.json',
+      customSiteTitle: SERVICE_NAME,
+    });
+  }
   return app;
 }

@@ -81,6 +81,10 @@ export class Settings {
   @Transform(toInt) @IsInt() @Min(100) @Max(3_600_000)
   DB_REQUEST_TIMEOUT_MS = 10000;
 
+  /** Serve the OpenAPI description (`/openapi.json`) and the interactive docs (`/docs`); public. */
+  @Transform(toBool) @IsIn([true, false], { message: 'OPENAPI_ENABLED must be true or false' })
+  OPENAPI_ENABLED = true;
+
   /** On SIGTERM/SIGINT, how long requests in flight may take to finish before they are cut off (milliseconds). */
   @Transform(toInt) @IsInt() @Min(0) @Max(600_000)
   SHUTDOWN_TIMEOUT_MS = 10000;

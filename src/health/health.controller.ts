@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/decorators';
+import { Settings } from '../config/settings';
 
 export const SERVICE_NAME = 'inventory-service';
 
@@ -38,6 +39,14 @@ export class HealthController {
     };
   }
 
+  /** Liveness: the process is up and answering; no database call. */
+  @Get('live')
+  @Public()
+  @ApiOkResponse({ description: '{service, status: "ok", version, timestamp}' })
+  live() {
+    return { service: SERVICE_NAME, status: 'ok', version: SERVICE_VERSION, timestamp: new Date().toISOString() };
+  }
+
   private async databaseUp(): Promise<boolean> {
     try {
       await Promise.race([
@@ -48,5 +57,20 @@ export class HealthController {
     } catch {
       return false;
     }
+  }
+}
+
+/** `GET /`: where to go from here (CONTRACT §1). */
+@ApiTags('health')
+@Controller()
+export class RootController {
+  constructor(private readonly settings: Settings) {}
+
+  @Get()
+  @Public()
+  @ApiOkResponse({ description: '{service, version, docs, openapi, health, live}: links to the API description and the health checks' })
+  root() {
+    const docs = this.settings.OPENAPI_ENABLED ? { docs: '/docs', openapi: '/openapi.json' } : {};
+    return { service: SERVICE_NAME, version: SERVICE_VERSION, ...docs, health: '/health', live: '/health/live' };
   }
 }

@@ -561,7 +561,7 @@ describe('Items', () => {
   });
 
   it('describes the item bodies in the OpenAPI document', async () => {
-    const doc = (await ctx.http.get('/docs/openapi.json').expect(200)).body;
+    const doc = (await ctx.http.get('/openapi.json').expect(200)).body;
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/items', '/v1/items/{id}']));
     const create = doc.components.schemas.CreateItemDto;
     expect(create.required).toEqual(expect.arrayContaining(['itemNo', 'name', 'baseUomId']));

@@ -230,7 +230,7 @@ describe('Locations', () => {
   });
 
   it('documents that code and parent are fixed', async () => {
-    const doc = (await ctx.http.get('/docs/openapi.json').expect(200)).body;
+    const doc = (await ctx.http.get('/openapi.json').expect(200)).body;
     const path = doc.paths['/v1/facilities/{facilityId}/locations/{locationId}'];
     expect(path.patch.description).toMatch(/code and parent are fixed/);
     expect(Object.keys(doc.components.schemas.UpdateLocationDto.properties).sort()).toEqual(['isActive', 'name', 'type']);

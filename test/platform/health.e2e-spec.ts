@@ -48,6 +48,7 @@ describe('database outage (CONTRACT §2: 503, recovers by itself)', () => {
 
     await db.stop();
 
+    await ctx.http.get('/health/live').expect(200); // liveness needs no database
     const health = await ctx.http.get('/health').expect(503);
     expect(health.body).toEqual({ ...HEALTH, status: 'database_unavailable' });
     const down = { error: 'service_unavailable', message: expect.any(String), status: 503 };
@@ -67,4 +68,35 @@ describe('database outage (CONTRACT §2: 503, recovers by itself)', () => {
     expect((await fresh.get('/v1/uoms').expect(200)).body.count).toBe(8);
     expect((await ctx.http.get('/health').expect(200)).body.status).toBe('ok');
   }, 60_000);
+});
+
+describe('public paths outside /v1 (CONTRACT §1)', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await startApp();
+  });
+  afterAll(() => ctx.close());
+
+  it('GET /health/live answers without the database; GET / points to the docs and health; /openapi.json and /docs are public', async () => {
+    expect((await ctx.http.get('/health/live').expect(200)).body).toEqual({ ...HEALTH, status: 'ok' });
+    expect((await ctx.http.get('/').expect(200)).body).toEqual({
+      service: 'inventory-service', version: HEALTH.version, docs: '/docs', openapi: '/openapi.json', health: '/health', live: '/health/live',
+    });
+    const doc = (await ctx.http.get('/openapi.json').expect(200)).body;
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/items', '/v1/procurement/purchase-orders', '/v1/sales/orders', '/v1/production/work-orders']));
+    expect((await ctx.http.get('/docs').redirects(1).expect(200)).text).toMatch(/swagger/i);
+    await ctx.http.get('/docs/openapi.json').expect(404);
+  });
+
+  it('OPENAPI_ENABLED=false turns the description and the docs off', async () => {
+    const off = await startApp({ OPENAPI_ENABLED: 'false' });
+    try {
+      await off.http.get('/openapi.json').expect(404);
+      await off.http.get('/docs').expect(404);
+      expect((await off.http.get('/').expect(200)).body).toEqual({ service: 'inventory-service', version: HEALTH.version, health: '/health', live: '/health/live' });
+    } finally {
+      await off.close();
+    }
+  });
 });

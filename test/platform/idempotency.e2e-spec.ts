@@ -197,7 +197,7 @@ describe('Idempotency-Key (CONTRACT §1)', () => {
   });
 
   it('is documented on POST operations in the OpenAPI document', async () => {
-    const doc = (await ctx.http.get('/docs/openapi.json').expect(200)).body;
+    const doc = (await ctx.http.get('/openapi.json').expect(200)).body;
     const params = doc.paths['/v1/uoms'].post.parameters as Array<{ name: string; in: string; description: string }>;
     expect(params).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]));
     expect(params.find((p) => p.name === 'Idempotency-Key')!.description).toMatch(/5xx.*not stored/);
