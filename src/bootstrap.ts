@@ -3,14 +3,12 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import { Logger } from 'nestjs-pino';
-import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { documentIdempotencyKey } from './common/idempotency';
 import { requestId } from './common/json-body.middleware';
 import { Settings } from './config/settings';
-import { runMigrations } from './database/migrate';
+import { DatabaseConnector } from './database/connector';
 import { SERVICE_NAME, SERVICE_VERSION } from './health/health.controller';
 import { answerClientErrorsAsJson, Drain, drains } from './shutdown';
 
@@ -32,7 +30,9 @@ export async function createApp(settings: Settings, databaseUrl: string): Promis
   app.set('trust proxy', false);
   app.disable('x-powered-by');
 
-  if (settings.DB_MIGRATE) await runMigrations(app.get<DataSource>(getDataSourceToken()));
+  // The database may not be there yet: the service starts anyway (503 until it is) and keeps trying.
+  const connector = app.get(DatabaseConnector);
+  if (!(await connector.connect(settings.DB_MIGRATE))) connector.retryInBackground(settings.DB_MIGRATE);
 
   if (settings.OPENAPI_ENABLED) {
     const openapi = new DocumentBuilder()

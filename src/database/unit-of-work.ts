@@ -6,6 +6,7 @@ import { AppError } from '../common/errors';
 import { Principal } from '../tenancy/request-context';
 import { APP_ROLE, RETRYABLE_SQLSTATES } from './constants';
 import { DEFAULT_POOL, POOL_SETTINGS, PoolSettings } from './data-source';
+import { DatabaseConnector } from './connector';
 import { TenantGate } from './tenant-gate';
 
 const MAX_ATTEMPTS = 4;
@@ -26,6 +27,7 @@ export class UnitOfWork {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly cls: ClsService,
+    @Optional() private readonly connector?: DatabaseConnector,
     @Optional() @Inject(POOL_SETTINGS) pool: PoolSettings = DEFAULT_POOL,
   ) {
     this.gate = new TenantGate(pool.tenantMaxConnections ?? Math.max(1, pool.size - 1), pool.acquireTimeoutMs);
@@ -99,6 +101,7 @@ export class UnitOfWork {
   }
 
   private async attempt<T>(work: (manager: EntityManager) => Promise<T>, tenant: string, readOnly: boolean): Promise<T> {
+    if (!this.dataSource.isInitialized || (this.connector && !this.connector.ready)) throw new AppError(503, 'service_unavailable', 'The database is not reachable yet; retry shortly');
     const runner = this.dataSource.createQueryRunner();
     let opened: Promise<unknown> | undefined;
     let released = false;

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/decorators';
 import { Settings } from '../config/settings';
+import { DatabaseConnector } from '../database/connector';
 
 export const SERVICE_NAME = 'inventory-service';
 
@@ -22,7 +23,10 @@ export const SERVICE_VERSION: string = packageJson().version;
 @ApiTags('health')
 @Controller('health')
 export class HealthController {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly connector: DatabaseConnector,
+  ) {}
 
   /** Liveness and database reachability; 503 with `status: "database_unavailable"` when the database is down. */
   @Get()
@@ -48,6 +52,7 @@ export class HealthController {
   }
 
   private async databaseUp(): Promise<boolean> {
+    if (!this.connector.ready) return false; // not connected or not migrated yet
     try {
       await Promise.race([
         this.dataSource.query('SELECT 1'),

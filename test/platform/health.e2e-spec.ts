@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { freePort } from '../support/ports';
 import { newTenant, startApp, TestContext } from '../support/app';
 import { eventually, OutageDatabase } from '../support/outage';
+import { startServiceProcess } from '../support/processes';
 
 const HEALTH = {
   service: 'inventory-service',
@@ -99,4 +100,31 @@ describe('public paths outside /v1 (CONTRACT §1)', () => {
       await off.close();
     }
   });
+});
+
+describe('starting without a database', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'inventory-late-pg-'));
+  let db: OutageDatabase;
+  let service: Awaited<ReturnType<typeof startServiceProcess>> | undefined;
+  afterAll(async () => {
+    await service?.stop();
+    await db?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts, answers 503 (JSON) on /health and /v1, logs JSON, and becomes ready by itself when the database appears', async () => {
+    const port = await freePort();
+    db = new OutageDatabase(dir, port);
+    const url = `postgres://postgres:postgres@127.0.0.1:${port}/inventory_outage`;
+    service = await startServiceProcess({ AUTH_MODE: 'dev', DATABASE_URL: url, LOG_LEVEL: 'info' });
+    expect((await service.http.get('/health').expect(503)).body).toMatchObject({ status: 'database_unavailable' });
+    await service.http.get('/health/live').expect(200);
+    expect((await service.http.get('/v1/uoms').expect(503)).body).toEqual({ error: 'service_unavailable', message: expect.any(String), status: 503 });
+    const warning = service.output().split('\n').find((l) => l.includes('database not reachable'));
+    expect(JSON.parse(warning!)).toMatchObject({ level: 40, msg: expect.stringMatching(/retrying/) });
+
+    await db.start();
+    expect(await eventually(async () => (await service!.http.get('/health')).status === 200, 20_000)).toBe(true);
+    expect((await service.http.get('/v1/uoms').expect(200)).body.count).toBe(8); // migrated, tenant provisioned
+  }, 60_000);
 });
