@@ -4,10 +4,12 @@ export interface ConstraintError {
   status: 400 | 404 | 409;
   error: ErrorCode;
   message: string;
+  /** The request field a 400 names in its details, when the rule is about one field. */
+  field?: string;
 }
 
 const stock = (message: string): ConstraintError => ({ status: 409, error: 'insufficient_stock', message });
-const invalid = (message: string): ConstraintError => ({ status: 400, error: 'validation_failed', message });
+const invalid = (message: string, field?: string): ConstraintError => ({ status: 400, error: 'validation_failed', message, ...(field ? { field } : {}) });
 const state = (message: string): ConstraintError => ({ status: 409, error: 'invalid_state', message });
 
 /**
@@ -27,10 +29,10 @@ export const CONSTRAINT_ERRORS: Record<string, ConstraintError> = {
   allocation_active_holds_stock: state('An active allocation must hold stock'),
   // Document and master-data rules.
   purchase_order_lines_over_receipt: { status: 409, error: 'over_receipt', message: 'The receipt exceeds the open quantity of the purchase order line' },
-  transfer_between_facilities: invalid('A transfer order must move stock between two different facilities'),
-  reorder_policy_min_max: invalid('minQty must not exceed maxQty'),
-  items_expiry_needs_lot: invalid("expiryTracking 'required' needs lotTracking 'required'"),
-  stock_statuses_code_format: invalid('A status code is 1 to 32 characters: A-Z, 0-9, _ or -'),
+  transfer_between_facilities: invalid('A transfer order must move stock between two different facilities', 'toFacilityId'),
+  reorder_policy_min_max: invalid('minQty must not exceed maxQty', 'minQty'),
+  items_expiry_needs_lot: invalid("expiryTracking 'required' needs lotTracking 'required'", 'expiryTracking'),
+  stock_statuses_code_format: invalid('A status code is 1 to 32 characters: A-Z, 0-9, _ or -', 'code'),
 };
 
 /** What an unmapped constraint violation answers, by SQLSTATE. */

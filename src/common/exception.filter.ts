@@ -68,15 +68,28 @@ export function toErrorBody(err: unknown): ErrorBody {
     return { error: 'bad_request', message: e.message ?? 'Unsupported body encoding', status: 400 };
   const sqlState = AppError.sqlState(err);
   if (sqlState === '23505') return { error: 'duplicate', message: duplicateMessage(err), status: 409 };
-  if (sqlState && sqlState in INVALID_INPUT) return { error: 'validation_failed', message: INVALID_INPUT[sqlState], status: 400 };
+  if (sqlState && sqlState in INVALID_INPUT) return invalidInput(INVALID_INPUT[sqlState], columnOf(err));
   if (sqlState === '23514' || sqlState === '23P01' || sqlState === '23503') {
     const known = CONSTRAINT_ERRORS[constraintOf(err) ?? ''];
     const mapped = known ?? unmappedConstraint(sqlState);
+    if (mapped.error === 'validation_failed') return invalidInput(mapped.message, mapped.field);
     return { error: mapped.error, message: mapped.message, status: mapped.status };
   }
   if ((sqlState && UNAVAILABLE.test(sqlState)) || isNetworkError(err))
     return { error: 'service_unavailable', message: 'The database is unavailable; retry shortly', status: 503 };
   return { error: 'internal_error', message: 'Internal server error', status: 500 };
+}
+
+/** A 400 validation_failed from the database's last word: it lists details like every other (CONTRACT §2). */
+function invalidInput(message: string, field?: string): ErrorBody {
+  return { error: 'validation_failed', message, status: 400, details: [field ? { field, message } : { message }] };
+}
+
+/** The column a data exception names (NOT NULL), as the camelCase field a body would use. */
+function columnOf(err: unknown): string | undefined {
+  const e = err as { column?: unknown; driverError?: { column?: unknown } };
+  const column = e.driverError?.column ?? e.column;
+  return typeof column === 'string' && /^[a-z_]+$/.test(column) ? column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) : undefined;
 }
 
 function isNetworkError(err: unknown): boolean {

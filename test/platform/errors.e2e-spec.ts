@@ -202,7 +202,7 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
         column: 'uom_id',
       });
       const body = toErrorBody(err);
-      expect(body).toEqual({ error: 'validation_failed', message: expect.any(String), status: 400 });
+      expect(body).toEqual({ error: 'validation_failed', message: expect.any(String), status: 400, details: [{ field: 'uomId', message: body.message }] });
       expectNothingInternal(body);
       // TypeORM wraps the driver error: the same mapping.
       expect(toErrorBody(Object.assign(new Error('QueryFailedError'), { driverError: err }))).toEqual(body);
@@ -213,14 +213,17 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
         Object.assign(new Error('QueryFailedError'), { driverError: Object.assign(new Error(`violates check constraint "${constraint}"`), { code, constraint }) });
       expect(toErrorBody(violation('23514', 'balance_not_negative'))).toEqual({ error: 'insufficient_stock', message: expect.any(String), status: 409 });
       expect(toErrorBody(violation('23514', 'position_not_overcommitted'))).toMatchObject({ error: 'insufficient_stock', status: 409 });
-      expect(toErrorBody(violation('23514', 'reorder_policy_min_max'))).toEqual({ error: 'validation_failed', message: 'minQty must not exceed maxQty', status: 400 });
+      expect(toErrorBody(violation('23514', 'reorder_policy_min_max'))).toEqual({
+        error: 'validation_failed', message: 'minQty must not exceed maxQty', status: 400, details: [{ field: 'minQty', message: 'minQty must not exceed maxQty' }],
+      });
       expect(toErrorBody(violation('23514', 'transfer_between_facilities'))).toMatchObject({ error: 'validation_failed', status: 400 });
       expect(toErrorBody(violation('23514', 'reservation_quantities'))).toMatchObject({ error: 'invalid_state', status: 409 });
       // Unmapped: a clear 400, with nothing internal in the body.
       const unknownCheck = toErrorBody(violation('23514', 'some_future_check'));
-      expect(unknownCheck).toEqual({ error: 'validation_failed', message: expect.any(String), status: 400 });
-      expect(unknownCheck.message).not.toMatch(/some_future_check/);
-      expect(toErrorBody(violation('23503', 'balances_tenant_id_item_id_fkey'))).toEqual({ error: 'validation_failed', message: expect.any(String), status: 400 });
+      // Every 400 validation_failed lists details, also when only the database knew the rule.
+      expect(unknownCheck).toEqual({ error: 'validation_failed', message: expect.any(String), status: 400, details: [{ message: unknownCheck.message }] });
+      expect(JSON.stringify(unknownCheck)).not.toMatch(/some_future_check/);
+      expect(toErrorBody(violation('23503', 'balances_tenant_id_item_id_fkey'))).toEqual({ error: 'validation_failed', message: expect.any(String), status: 400, details: [expect.objectContaining({ message: expect.any(String) })] });
     });
 
     it('a unique violation names the fields, not the SQL or constraint', async () => {

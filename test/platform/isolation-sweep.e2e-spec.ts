@@ -1,7 +1,5 @@
 import { newTenant, startApp, TestContext } from '../support/app';
-import {
-  countSessionIn, inventoryFixture, newCustomer, newSupplier, purchaseOrderIn, reservationIn, salesOrderIn, tenantWithStock, transferIn,
-} from '../support/fixtures';
+import { recordsOfEveryKind, routeWithIds } from '../support/fixtures';
 
 /**
  * Every route with an id, enumerated from the OpenAPI description the router generates, called by
@@ -16,26 +14,8 @@ describe('isolation sweep over every route with an id', () => {
   afterAll(() => ctx.close());
 
   it('another tenant\'s ids are not found on any route', async () => {
-    const a = await tenantWithStock(ctx, { qty: 50 });
-    const t = a.t;
-    const f = a;
-    const ids: Record<string, string> = {
-      items: f.item.id,
-      facilities: f.facility.id,
-      locations: f.location.id,
-      reservations: (await reservationIn(t, f, 'open')).id,
-      transfers: (await transferIn(t, f, 'draft')).id,
-      'count-sessions': (await countSessionIn(t, f, 'open')).id,
-      policies: (await t.post('/v1/inventory/policies', { itemId: f.item.id, facilityId: f.facility.id, minQty: 1, maxQty: 5 }).expect(201)).body.data.id,
-      transactions: (await t.get('/v1/inventory/transactions?limit=1').expect(200)).body.data[0].id,
-      suppliers: (await newSupplier(t)).id,
-      'purchase-orders': (await purchaseOrderIn(t, 'approved', { facilityId: f.facility.id, itemId: f.item.id })).id,
-      requisitions: (await t.post('/v1/procurement/requisitions', { facilityId: f.facility.id }).expect(201)).body.data.id,
-      customers: (await newCustomer(t)).id,
-      orders: (await salesOrderIn(t, 'open', { facilityId: f.facility.id, itemId: f.item.id })).id,
-      boms: (await t.post('/v1/production/boms', { itemId: (await inventoryFixture(t)).item.id, components: [{ itemId: f.item.id, qtyPer: 1 }] }).expect(201)).body.data.id,
-    };
-    ids['work-orders'] = ids.boms; // any id of A: no work order of B can match it
+    const a = await recordsOfEveryKind(ctx);
+    const { ids } = a;
 
     const b = await newTenant(ctx);
     const doc = (await ctx.http.get('/openapi.json').expect(200)).body as { paths: Record<string, Record<string, unknown>> };
@@ -43,11 +23,7 @@ describe('isolation sweep over every route with an id', () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       if (!path.startsWith('/v1/') || !path.includes('{')) continue;
       // each {param} takes the id of A's record of the collection just before it
-      const url = path.replace(/\/([^/]+)\/\{[^}]+\}/g, (_, collection: string) => {
-        const id = ids[collection];
-        if (!id) throw new Error(`no record of A for ${collection} in ${path}`);
-        return `/${collection}/${id}`;
-      });
+      const url = routeWithIds(path, ids);
       for (const method of Object.keys(ops)) {
         const res = await (ctx.http as unknown as Record<string, (u: string) => { set(h: string, v: string): { send(b: object): Promise<{ status: number; body: unknown }> } }>)[method](url)
           .set('Authorization', b.auth.Authorization).send({});

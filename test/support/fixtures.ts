@@ -282,3 +282,42 @@ export async function salesOrderIn(
   expect(order.status).toBe(state);
   return order;
 }
+
+// ── one record of every kind ──────────────────────────────────────────────────────────────────────
+
+/**
+ * A tenant with stock and one record of every collection that has an id route, keyed by the collection's
+ * path segment (`items`, `purchase-orders`, …): what route sweeps put in place of `{id}`.
+ */
+export async function recordsOfEveryKind(ctx: TestContext) {
+  const f = await tenantWithStock(ctx, { qty: 50 });
+  const t = f.t;
+  const ids: Record<string, string> = {
+    items: f.item.id,
+    facilities: f.facility.id,
+    locations: f.location.id,
+    reservations: (await reservationIn(t, f, 'open')).id,
+    transfers: (await transferIn(t, f, 'draft')).id,
+    'count-sessions': (await countSessionIn(t, f, 'open')).id,
+    policies: (await t.post('/v1/inventory/policies', { itemId: f.item.id, facilityId: f.facility.id, minQty: 1, maxQty: 5 }).expect(201)).body.data.id,
+    transactions: (await t.get('/v1/inventory/transactions?limit=1').expect(200)).body.data[0].id,
+    suppliers: (await newSupplier(t)).id,
+    'purchase-orders': (await purchaseOrderIn(t, 'approved', { facilityId: f.facility.id, itemId: f.item.id })).id,
+    requisitions: (await t.post('/v1/procurement/requisitions', { facilityId: f.facility.id }).expect(201)).body.data.id,
+    customers: (await newCustomer(t)).id,
+    orders: (await salesOrderIn(t, 'open', { facilityId: f.facility.id, itemId: f.item.id })).id,
+    boms: (await t.post('/v1/production/boms', { itemId: (await inventoryFixture(t)).item.id, components: [{ itemId: f.item.id, qtyPer: 1 }] }).expect(201)).body.data.id,
+  };
+  const bom = (await t.post(`/v1/production/boms/${ids.boms}/activate`, {}).expect(200)).body.data;
+  ids['work-orders'] = (await t.post('/v1/production/work-orders', { itemId: bom.itemId, qtyPlanned: 1, facilityId: f.facility.id }).expect(201)).body.data.id;
+  return { ...f, ids };
+}
+
+/** A route path of the OpenAPI description with each `{param}` replaced by the id of the collection before it. */
+export function routeWithIds(path: string, ids: Record<string, string>): string {
+  return path.replace(/\/([^/]+)\/\{[^}]+\}/g, (_, collection: string) => {
+    const id = ids[collection];
+    if (!id) throw new Error(`no record for ${collection} in ${path}`);
+    return `/${collection}/${id}`;
+  });
+}

@@ -47,7 +47,7 @@ export class LedgerService {
 
   /** `holds`: what the consumed reservations must allow (default: being issued from) and their If-Match. */
   private async write(posting: Posting, holds?: HoldCheck): Promise<TransactionView> {
-    if (!posting.lines.length) throw validationFailed('A posting needs at least one line');
+    if (!posting.lines.length) throw validationFailed('A posting needs at least one line', [{ field: 'lines', message: 'must not be empty' }]);
     const issueLines = posting.lines.filter(isIssue);
     const { concrete, plan } = issueLines.length ? await this.issues.plan(issueLines, holds) : { concrete: [], plan: undefined };
     let next = 0;
