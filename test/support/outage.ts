@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DIST_DIR } from './dist';
 
@@ -53,6 +53,31 @@ export class OutageDatabase {
       await new Promise((r) => setTimeout(r, 50));
     }
     await this.stop();
+  }
+
+  /** The postmaster and every process it started (backends, checkpointer, WAL writer, …). */
+  private serverPids(): number[] {
+    const postmaster = Number(readFileSync(join(this.dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+      try {
+        // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces, so read after the last ')'.
+        const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false;
+      }
+    });
+    return [postmaster, ...children.map(Number)];
+  }
+
+  /** Freezes the whole server (SIGSTOP to every process of it): connections stay open, nothing answers. */
+  freeze(): void {
+    for (const pid of this.serverPids()) process.kill(pid, 'SIGSTOP');
+  }
+
+  /** Lets a frozen server carry on (SIGCONT). */
+  thaw(): void {
+    for (const pid of this.serverPids()) process.kill(pid, 'SIGCONT');
   }
 
   async stop(): Promise<void> {
