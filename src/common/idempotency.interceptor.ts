@@ -98,6 +98,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
 
     this.cls.set<TakenKey>(TAKEN_KEY, { tenantId, key, hash });
+    // The response is stored after the handler, in this unit of work: no early COMMIT.
+    this.uow.keepOpen();
     return next.handle().pipe(
       concatMap(async (body) => {
         // JSON.stringify is what Express sends (Dates as ISO strings), stored unparsed in a `json` column.

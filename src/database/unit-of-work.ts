@@ -65,6 +65,29 @@ export class UnitOfWork {
   }
 
   /**
+   * Sends COMMIT in the same write as the statement `send` issues, without waiting for that statement's
+   * answer: a write request whose last statement this is saves a round trip, and row locks taken by that
+   * statement (a document number) are held only for the commit. `send` must issue exactly one statement
+   * and nothing may follow it in the unit of work. It commits early only when that is safe: not in a
+   * read-only unit of work, not after a failure was recorded, not when something will still write after
+   * the handler (`keepOpen`, e.g. storing an idempotent response); otherwise it just runs `send`.
+   * Should the statement fail, its transaction is aborted and the COMMIT answers ROLLBACK: nothing is kept.
+   */
+  commitWith<T>(send: () => Promise<T>): Promise<T> {
+    const early = this.cls.isActive() ? this.cls.get<EarlyCommit | undefined>(EARLY_COMMIT) : undefined;
+    if (!early || this.cls.get(KEEP_OPEN) || this.cls.get('failure')) return send();
+    // The statement reaches the driver a few ticks later (TypeORM awaits before sending): the flag
+    // stays up until then; the first statement sent takes it down.
+    early.armed = true;
+    return send().finally(() => (early.armed = false));
+  }
+
+  /** Declares that statements follow the handler in this unit of work: `commitWith` must not commit early. */
+  keepOpen(): void {
+    if (this.cls.isActive()) this.cls.set(KEEP_OPEN, true);
+  }
+
+  /**
    * Runs `work` in one transaction for `tenantId` (default: the current principal's). The opening
    * statement (BEGIN and the role/tenant settings) leaves in one write with the work's first statement,
    * so opening costs no round trip of its own; closing costs one (COMMIT or ROLLBACK), and none for a
@@ -104,6 +127,8 @@ export class UnitOfWork {
     if (!this.dataSource.isInitialized || (this.connector && !this.connector.ready)) throw new AppError(503, 'service_unavailable', 'The database is not reachable yet; retry shortly');
     const runner = this.dataSource.createQueryRunner();
     let opened: Promise<unknown> | undefined;
+    // The COMMIT once written: behind the work's last statement (commitWith) or after the work.
+    let commitSent: Promise<{ command?: string }> | undefined;
     let released = false;
     let deadline: NodeJS.Timeout | undefined;
     let timedOut = false;
@@ -121,55 +146,69 @@ export class UnitOfWork {
       // until our ROLLBACK; nothing can run outside the tenant's role and setting.
       const open = `BEGIN${readOnly ? ' READ ONLY' : ''}; SELECT set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenant}', true)`;
       const query = client.query;
-      const sendOpening = () => {
-        client.query = query;
-        client.connection.stream.cork();
-        try {
+      const stream = client.connection.stream;
+      /** Everything sent in this tick leaves in one write (node-postgres's own cork/uncork nest inside). */
+      const corked = () => {
+        stream.cork();
+        process.nextTick(() => stream.uncork());
+      };
+      const early: EarlyCommit = { armed: false };
+      client.query = function (this: PgClient, ...args: unknown[]) {
+        if (commitSent) throw new Error('A statement after the unit of work sent its COMMIT (commitWith must wrap the last statement)');
+        if (!opened) {
+          corked();
           opened = query.call(client, open);
           opened.catch(() => undefined);
-        } finally {
-          process.nextTick(() => client.connection.stream.uncork());
         }
-      };
-      client.query = function (this: PgClient, ...args: unknown[]) {
-        sendOpening();
-        return query.apply(this, args);
+        if (!early.armed) return query.apply(this, args);
+        early.armed = false;
+        corked();
+        const result = query.apply(this, args);
+        commitSent = query.call(client, 'COMMIT') as Promise<{ command?: string }>;
+        commitSent.catch(() => undefined);
+        return result;
       };
       // TypeORM's own features that need a transaction (pessimistic locks) look at this flag.
       (runner as { isTransactionActive: boolean }).isTransactionActive = true;
       this.cls.set('manager', runner.manager);
       this.cls.set('failure', undefined);
+      this.cls.set(EARLY_COMMIT, readOnly ? undefined : early);
+      this.cls.set(KEEP_OPEN, false);
       let result: T;
       try {
         result = await work(runner.manager);
       } finally {
         client.query = query;
+        this.cls.set(EARLY_COMMIT, undefined);
       }
       if (!opened) return result; // the work sent no statement: there is no transaction to end
       await opened;
       // A step that may have written part of its changes failed: whatever the caller did with its
-      // error, the unit of work must not commit (all or nothing, CONTRACT §5 invariant 5).
+      // error, the unit of work must not commit (all or nothing, CONTRACT §5 invariant 5). commitWith
+      // does not send COMMIT once a failure is recorded, and nothing is recorded after it.
       const failure = this.cls.get<unknown>('failure');
       if (failure) throw failure;
       opened = undefined;
-      const commit = query.call(client, 'COMMIT') as Promise<{ command?: string }>;
+      commitSent ??= query.call(client, 'COMMIT') as Promise<{ command?: string }>;
       if (readOnly) {
         // Nothing to lose: the connection's next user queues behind this COMMIT; a broken connection
         // fails that user's statements instead.
-        commit.catch((err: unknown) => this.logger.warn(`COMMIT of a read-only unit of work failed: ${String(err)}`));
+        commitSent.catch((err: unknown) => this.logger.warn(`COMMIT of a read-only unit of work failed: ${String(err)}`));
         released = true;
         await runner.release().catch(() => undefined);
         return result;
       }
       // COMMIT of a transaction that an error aborted answers ROLLBACK: never report that as success.
-      const { command } = await commit.catch((err: unknown) => {
-        // The connection broke with the COMMIT in flight: the server may or may not have committed.
-        if (!AppError.sqlState(err) && !timedOut) throw new AppError(503, 'service_unavailable', COMMIT_IN_DOUBT);
-        throw err;
-      });
+      const { command } = await commitSent;
       if (command !== 'COMMIT') throw new Error(`COMMIT answered ${command}`);
       return result;
     } catch (err) {
+      // COMMIT was written and the server never answered it (the connection broke, or the deadline
+      // dropped it): the server may or may not have committed, and the client must be told so.
+      if (commitSent && !readOnly) {
+        const answer = await commitSent.then((r) => r, (e: unknown) => e);
+        if (answer instanceof Error && !AppError.sqlState(answer)) throw new AppError(503, 'service_unavailable', COMMIT_IN_DOUBT);
+      }
       if (timedOut) throw new AppError(503, 'service_unavailable', `The database did not finish the request within ${this.requestTimeoutMs} ms; retry shortly`);
       // The opening statement's own error explains everything that failed behind it.
       const openError = opened ? await opened.then(() => undefined, (e: unknown) => e) : undefined;
@@ -184,6 +223,13 @@ export class UnitOfWork {
     }
   }
 }
+
+/** Set by commitWith for the next statement sent: COMMIT goes out right behind it. */
+interface EarlyCommit {
+  armed: boolean;
+}
+const EARLY_COMMIT = 'uow.earlyCommit';
+const KEEP_OPEN = 'uow.keepOpen';
 
 /** The node-postgres client under a TypeORM query runner (its `connect()` resolves to it). */
 interface PgClient {

@@ -1,4 +1,6 @@
-import { nativeRequire } from '../support/dist';
+import { randomUUID } from 'node:crypto';
+import type * as UowModule from '../../src/database/unit-of-work';
+import { fromDist, nativeRequire } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { inventoryFixture } from '../support/fixtures';
 import { sleep } from '../support/matchers';
@@ -65,5 +67,30 @@ describe('No request waits on the database past DB_REQUEST_TIMEOUT_MS', () => {
     expect((await t.get(`/v1/items/${f.item.id}`).expect(200)).body.data.name).not.toBe('never');
     for (let i = 0; i < 4; i++) await t.get('/v1/uoms').expect(200); // the dropped connection was replaced
     await t.patch(`/v1/items/${f.item.id}`, { name: 'after' }).expect(200);
+  });
+
+  it('a deadline reached while COMMIT is in flight answers that the outcome is unknown — and the commit did happen', async () => {
+    // A deferred constraint trigger that takes 2 s at COMMIT: the 1 s deadline drops the connection while
+    // the server is committing, and the server commits anyway.
+    // Its own schema (not public, whose every table must be a tenant table), dropped afterwards.
+    const schema = `probe_${randomUUID().slice(0, 8)}`;
+    await ctx.db.query(`CREATE SCHEMA ${schema}`);
+    await ctx.db.query(`CREATE TABLE ${schema}.commit_probe (id uuid PRIMARY KEY)`);
+    await ctx.db.query(`GRANT USAGE ON SCHEMA ${schema} TO inventory_app; GRANT SELECT, INSERT ON ${schema}.commit_probe TO inventory_app`);
+    await ctx.db.query(`CREATE FUNCTION ${schema}.slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$`);
+    await ctx.db.query(`CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON ${schema}.commit_probe DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ${schema}.slow()`);
+    const { UnitOfWork, COMMIT_IN_DOUBT } = fromDist<typeof UowModule>('database/unit-of-work');
+    const uow = ctx.app.get(UnitOfWork);
+    const id = randomUUID();
+    const started = Date.now();
+    try {
+      await expect(uow.run((m) => m.query(`INSERT INTO ${schema}.commit_probe (id) VALUES ($1)`, [id]), t.tenantId))
+        .rejects.toMatchObject({ status: 503, code: 'service_unavailable', message: COMMIT_IN_DOUBT });
+      expect(Date.now() - started).toBeLessThan(1900);
+      await sleep(2500);
+      expect(await ctx.db.query(`SELECT id FROM ${schema}.commit_probe WHERE id = $1`, [id])).toEqual([{ id }]);
+    } finally {
+      await ctx.db.query(`DROP SCHEMA ${schema} CASCADE`);
+    }
   });
 });

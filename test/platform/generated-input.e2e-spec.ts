@@ -37,6 +37,32 @@ const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
 // Runs per route (PROPERTY_RUNS); DEBUG_GEN=1 prints every refused request with its answer.
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 30);
 
+/**
+ * The longest the event loop was blocked by the process's own work: when a 20 ms timer comes late, by
+ * as much as the process used the CPU meanwhile. Lateness alone would also count the time the process
+ * was not scheduled at all, which on a busy machine says nothing about the service.
+ */
+function stallMonitor() {
+  const tick = 20;
+  let lastWall = performance.now();
+  let lastCpu = process.cpuUsage();
+  const result = { worst: 0, during: '', current: '', stop: () => clearInterval(timer) };
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const cpu = process.cpuUsage(lastCpu);
+    const busy = (cpu.user + cpu.system) / 1000;
+    // CPU of all the process's threads (GC helpers too) can exceed the wall time: a stall is at most as long as the timer was late.
+    const blocked = Math.min(busy, now - lastWall - tick);
+    if (now - lastWall > 2 * tick && blocked > result.worst) {
+      result.worst = blocked;
+      result.during = result.current;
+    }
+    lastWall = now;
+    lastCpu = process.cpuUsage();
+  }, tick);
+  return result;
+}
+
 /** Percent-encodes text; a lone surrogate becomes the bytes of its (invalid) UTF-8 form, as a hostile client would send. */
 const encode = (text: string) => text.split(/(\p{Cs})/u).map((part, i) => (i % 2 ? '%ED%A0%80' : encodeURIComponent(part))).join('');
 
@@ -178,8 +204,16 @@ describe('generated input to every write and list route', () => {
     expect(writes.length).toBeGreaterThan(40);
     expect(lists.length).toBeGreaterThan(15);
 
+    // Warm-up, not measured: one 1,000-line body per write route, so the first validation of each request
+    // type (its validators still cold in the JIT) does not count as a stall of the running service.
+    for (const route of writes) {
+      await request(ctx.url)[route.method](routeWithIds(route.path, a.ids)).set('Authorization', a.t.auth.Authorization)
+        .set('Content-Type', 'application/json').send(JSON.stringify({ lines: Array.from({ length: 1000 }, () => ({ qty: 'x' })) }));
+    }
+
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
+    const stalls = stallMonitor();
     let requests = 0;
     try {
       for (const route of writes) {
@@ -193,7 +227,13 @@ describe('generated input to every write and list route', () => {
           { weight: 3, arbitrary: fc.tuple(fields, fc.array(fields, { maxLength: 4 })).map(([o, lines]) => JSON.stringify({ ...o, lines })) },
           { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)) },
           { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 60 }) },
-          { weight: 1, arbitrary: fc.array(fields, { minLength: 1000, maxLength: 1200 }).map((lines) => JSON.stringify({ lines })) },
+          // Around the 1,000-line limit: a few generated lines repeated (generating 1,000 distinct ones would
+          // itself block this process's event loop for 100-200 ms, which the stall check would blame on the service).
+          {
+            weight: 1,
+            arbitrary: fc.tuple(fc.array(fields, { minLength: 1, maxLength: 4 }), fc.integer({ min: 990, max: 1100 }))
+              .map(([some, n]) => JSON.stringify({ lines: Array.from({ length: n }, (_, i) => some[i % some.length]) })),
+          },
         );
         // Mostly no header; sometimes a valid one; sometimes printable junk.
         const header = fc.oneof(
@@ -204,6 +244,7 @@ describe('generated input to every write and list route', () => {
         await fc.assert(
           fc.asyncProperty(body, header, header, async (text, ifMatch, key) => {
             requests++;
+            stalls.current = `${route.method.toUpperCase()} ${route.path} ${text.slice(0, 120)}`;
             let req = request(ctx.url)[route.method](url).set('Authorization', a.t.auth.Authorization).set('Content-Type', 'application/json');
             if (ifMatch !== undefined) req = req.set('If-Match', ifMatch);
             if (key !== undefined) req = req.set('Idempotency-Key', key);
@@ -220,6 +261,7 @@ describe('generated input to every write and list route', () => {
         await fc.assert(
           fc.asyncProperty(fc.array(param, { maxLength: 6 }), async (params) => {
             requests++;
+            stalls.current = `GET ${route.path}`;
             const query = params.map(([k, v]) => `${encode(k)}=${encode(v as string)}`).join('&');
             const res = await request(ctx.url).get(`${route.path}?${query}`).set('Authorization', a.t.auth.Authorization);
             return check(`GET ${route.path}?${query}`, res);
@@ -229,6 +271,7 @@ describe('generated input to every write and list route', () => {
       }
     } finally {
       loop.disable();
+      stalls.stop();
     }
     expect(failures.slice(0, 10)).toEqual([]);
     // The generated input reached past validation too: successes, unknown references and refused states.
@@ -237,8 +280,10 @@ describe('generated input to every write and list route', () => {
     for (const status of ['200', '201', '400 validation_failed', '400 bad_request', '404 not_found'])
       expect({ status, seen: answers.some(([k]) => k.startsWith(status)) }).toEqual({ status, seen: true });
     expect(requests).toBeGreaterThan((writes.length + lists.length) * RUNS - 1);
-    // The longest the event loop was blocked while serving all of them.
-    expect(Math.round(loop.max / 1e6)).toBeLessThan(200);
+    // The longest the event loop was blocked by this process's own work while serving all of them (a
+    // pause while the process was not even scheduled, on a busy machine, is not the service's doing).
+    process.stdout.write(`event loop: blocked at most ${Math.round(stalls.worst)} ms of CPU by own work (during ${stalls.during.slice(0, 200)}), delayed at most ${Math.round(loop.max / 1e6)} ms\n`);
+    expect(Math.round(stalls.worst)).toBeLessThan(200);
     // The tenant's ledger is still whole after whatever the generated writes did.
     expect(await verifyLedger((text: string, params?: unknown[]) => ctx.db.query(text, params), a.t.tenantId)).toEqual([]);
   }, 600_000);

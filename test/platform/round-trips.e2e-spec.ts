@@ -67,16 +67,35 @@ describe('round trips per request', () => {
       .rejects.toMatchObject({ driverError: { code: '25006' } });
   });
 
-  it('POST /v1/inventory/adjustments (inbound, untracked): five statements — open, look-ups, counters locked, journal with counters and TX number, COMMIT', async () => {
+  it('POST /v1/inventory/adjustments (inbound, untracked): five statements in three writes — open with the look-ups, counters locked, journal with counters and TX number sent with the COMMIT', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
     const statements = await statementsOf(() => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 3 }));
     expect(statements).toHaveLength(5);
-    expect(writes).toBe(4); // the opening leaves with the first statement
+    // the opening leaves with the first statement, the COMMIT with the last (UnitOfWork.commitWith)
+    expect(writes).toBe(3);
+    expect(statements[4]).toBe('COMMIT');
     expect(statements[2]).toMatch(/INSERT INTO balances[\s\S]*INSERT INTO inventory_positions/);
     expect(statements[3]).toMatch(/document_sequences[\s\S]*INSERT INTO ledger_transactions[\s\S]*INSERT INTO ledger_lines[\s\S]*UPDATE balances[\s\S]*UPDATE inventory_positions/);
     expect(statements.filter((s) => /SAVEPOINT/i.test(s))).toEqual([]);
+  });
+
+  it('with an Idempotency-Key the response is stored before the COMMIT, which then waits for it', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const body = { itemId: f.item.id, locationId: f.location.id, qtyDelta: 3, reason: 'found' };
+    const key = `rt-${f.item.id}`;
+    let first: { status: number; body: unknown } | undefined;
+    const statements = await statementsOf(async () => {
+      first = await ctx.http.post('/v1/inventory/adjustments').set(t.auth).set('Idempotency-Key', key).send(body);
+    });
+    expect(first!.status).toBe(201);
+    const stored = statements.findIndex((q) => /UPDATE idempotency_keys SET status_code/.test(q));
+    expect(stored).toBeGreaterThan(statements.findIndex((q) => /INSERT INTO ledger_transactions/.test(q)));
+    expect(statements.slice(stored + 1)).toEqual(['COMMIT']);
+    const replay = await ctx.http.post('/v1/inventory/adjustments').set(t.auth).set('Idempotency-Key', key).send(body).expect(201);
+    expect(replay.body).toEqual(first!.body);
   });
 
   it('an outbound adjustment adds only the look-up of expired holds in its way', async () => {

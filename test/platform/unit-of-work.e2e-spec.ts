@@ -57,6 +57,61 @@ describe('unit of work retries', () => {
     expect(failures).toBe(1);
   });
 
+  describe('commitWith: COMMIT sent with the last statement', () => {
+    const kept = async (tenantId: string, code: string) =>
+      (await ctx.db.query(`SELECT count(*)::int AS n FROM uoms WHERE tenant_id = $1 AND code = $2`, [tenantId, code]))[0].n;
+    const provisioned = async () => {
+      const t = await newTenant(ctx);
+      await t.get('/v1/uoms').expect(200); // the tenant's first request provisions it
+      return t;
+    };
+    const insert = (m: EntityManager, tenantId: string, code: string) =>
+      m.query(`INSERT INTO uoms (tenant_id, code, name, decimals) VALUES ($1, $2, 'x', 0)`, [tenantId, code]);
+
+    it('commits the work with its last statement and returns that statement\'s result', async () => {
+      const t = await provisioned();
+      const result = await uow.run(async (m) => {
+        await insert(m, t.tenantId, 'CW1');
+        return uow.commitWith(() => insert(m, t.tenantId, 'CW2').then(() => 'sent'));
+      }, t.tenantId);
+      expect(result).toBe('sent');
+      expect([await kept(t.tenantId, 'CW1'), await kept(t.tenantId, 'CW2')]).toEqual([1, 1]);
+    });
+
+    it('a failing last statement keeps nothing: its COMMIT answers ROLLBACK and the unit fails with the statement\'s error', async () => {
+      const t = await provisioned();
+      await expect(uow.run(async (m) => {
+        await insert(m, t.tenantId, 'CW3');
+        return uow.commitWith(() => m.query(`SELECT 1 / 0`));
+      }, t.tenantId)).rejects.toMatchObject({ driverError: { code: '22012' } });
+      expect(await kept(t.tenantId, 'CW3')).toBe(0);
+    });
+
+    it('a statement after it is refused (a programming error), and after a recorded failure it does not commit early', async () => {
+      const t = await provisioned();
+      await expect(uow.run(async (m) => {
+        await uow.commitWith(() => insert(m, t.tenantId, 'CW4'));
+        await m.query('SELECT 1');
+      }, t.tenantId)).rejects.toThrow(/after the unit of work sent its COMMIT/);
+      await expect(uow.run(async (m) => {
+        await insert(m, t.tenantId, 'CW5');
+        uow.fail(new Error('a step failed'));
+        await uow.commitWith(() => insert(m, t.tenantId, 'CW6'));
+      }, t.tenantId)).rejects.toThrow('a step failed');
+      expect([await kept(t.tenantId, 'CW5'), await kept(t.tenantId, 'CW6')]).toEqual([0, 0]);
+    });
+
+    it('after keepOpen it does not commit early: later statements still belong to the unit', async () => {
+      const t = await provisioned();
+      await uow.run(async (m) => {
+        uow.keepOpen();
+        await uow.commitWith(() => insert(m, t.tenantId, 'CW7'));
+        await insert(m, t.tenantId, 'CW8');
+      }, t.tenantId);
+      expect([await kept(t.tenantId, 'CW7'), await kept(t.tenantId, 'CW8')]).toEqual([1, 1]);
+    });
+  });
+
   it('fails closed outside a unit of work', () => {
     expect(() => uow.manager).toThrow(/No unit of work/);
     expect(() => uow.tenantId).toThrow(/No tenant context/);

@@ -19,6 +19,8 @@ export class AdjustmentsController {
       sourceType: 'adjustment',
       // New work: an inactive item, location or facility is refused.
       startsWork: true,
+      // The request ends with the posting: COMMIT is sent with its last statement.
+      last: true,
       lines: [
         {
           itemId: body.itemId,

@@ -71,7 +71,10 @@ export class LedgerService {
     );
     await this.holds.markFreed(lapsed, 'released');
     await this.serials.move(resolved);
-    const transaction = await this.journal.write(posting, resolved, counters);
+    const journal = () => this.journal.write(posting, resolved, counters);
+    // The journal statement is the posting's last unless issue lines follow; when the caller says nothing
+    // follows the posting either, COMMIT leaves with it (UnitOfWork.commitWith).
+    const transaction = posting.last && !plan ? await this.uow.commitWith(journal) : await journal();
     if (plan) await this.issues.consume(plan);
     return transaction;
   }

@@ -56,6 +56,11 @@ export interface Posting {
   reason?: string | null;
   sourceType?: string | null;
   sourceId?: string | null;
+  /**
+   * Nothing follows this posting in its unit of work (the request ends with it, e.g. an adjustment): its
+   * last statement carries the COMMIT (UnitOfWork.commitWith). Leave unset when anything may follow.
+   */
+  last?: boolean;
   lines: Array<PostingLine | IssueLine>;
   /**
    * The posting starts new work (an adjustment): inactive items, locations and facilities are refused
