@@ -66,11 +66,11 @@ export class UnitOfWork {
 
   /**
    * Sends COMMIT in the same write as the statement `send` issues, without waiting for that statement's
-   * answer: a write request whose last statement this is saves a round trip, and row locks taken by that
-   * statement (a document number) are held only for the commit. `send` must issue exactly one statement
-   * and nothing may follow it in the unit of work. It commits early only when that is safe: not in a
-   * read-only unit of work, not after a failure was recorded, not when something will still write after
-   * the handler (`keepOpen`, e.g. storing an idempotent response); otherwise it just runs `send`.
+   * answer: a request whose last statement this is saves a round trip (a read of one statement is then one
+   * write), and row locks taken by that statement (a document number) are held only for the commit. `send`
+   * must issue exactly one statement and nothing may follow it in the unit of work. It commits early only
+   * when that is safe: not after a failure was recorded, not when something will still write after the
+   * handler (`keepOpen`, e.g. storing an idempotent response); otherwise it just runs `send`.
    * Should the statement fail, its transaction is aborted and the COMMIT answers ROLLBACK: nothing is kept.
    */
   commitWith<T>(send: () => Promise<T>): Promise<T> {
@@ -172,7 +172,7 @@ export class UnitOfWork {
       (runner as { isTransactionActive: boolean }).isTransactionActive = true;
       this.cls.set('manager', runner.manager);
       this.cls.set('failure', undefined);
-      this.cls.set(EARLY_COMMIT, readOnly ? undefined : early);
+      this.cls.set(EARLY_COMMIT, early);
       this.cls.set(KEEP_OPEN, false);
       let result: T;
       try {

@@ -47,6 +47,11 @@ export class ItemsService {
     return page(rows, count, query);
   }
 
+  /** `get` as the request's only statement: the unit of work's COMMIT leaves with it (one socket write). */
+  read(id: string): Promise<ItemView> {
+    return this.uow.commitWith(() => this.get(id));
+  }
+
   /** One item with its identifiers, attributes and conversions: one prepared statement. */
   async get(id: string): Promise<ItemView> {
     const [view]: ItemView[] = await this.uow.manager.query(prepared(`SELECT ${ITEM_VIEW} FROM items i WHERE i.tenant_id = $1 AND i.id = $2`), [this.uow.tenantId, id]);
