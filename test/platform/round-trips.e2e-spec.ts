@@ -76,7 +76,9 @@ describe('round trips per request', () => {
     // the opening leaves with the first statement, the COMMIT with the last (UnitOfWork.commitWith)
     expect(writes).toBe(3);
     expect(statements[4]).toBe('COMMIT');
-    expect(statements[2]).toMatch(/INSERT INTO balances[\s\S]*INSERT INTO inventory_positions/);
+    // existing counter rows are locked, not rewritten: one row version per posting, written by the journal statement
+    expect(statements[2]).toMatch(/JOIN balances b[\s\S]*FOR UPDATE OF b[\s\S]*JOIN inventory_positions p[\s\S]*FOR UPDATE OF p/);
+    expect(statements[2]).not.toMatch(/INSERT/);
     expect(statements[3]).toMatch(/document_sequences[\s\S]*INSERT INTO ledger_transactions[\s\S]*INSERT INTO ledger_lines[\s\S]*UPDATE balances[\s\S]*UPDATE inventory_positions/);
     expect(statements.filter((s) => /SAVEPOINT/i.test(s))).toEqual([]);
   });
@@ -96,6 +98,14 @@ describe('round trips per request', () => {
     expect(statements.slice(stored + 1)).toEqual(['COMMIT']);
     const replay = await ctx.http.post('/v1/inventory/adjustments').set(t.auth).set('Idempotency-Key', key).send(body).expect(201);
     expect(replay.body).toEqual(first!.body);
+  });
+
+  it('the first posting to a new balance adds one statement: the missing counter rows created at zero and locked', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const statements = await statementsOf(() => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 }));
+    expect(statements).toHaveLength(6);
+    expect(statements[3]).toMatch(/INSERT INTO balances[\s\S]*ON CONFLICT[\s\S]*INSERT INTO inventory_positions/);
   });
 
   it('an outbound adjustment adds only the look-up of expired holds in its way', async () => {

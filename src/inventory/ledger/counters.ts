@@ -107,17 +107,23 @@ export class Counters {
   }
 
   /**
-   * Creates (at zero) and locks balances and positions in one statement: balances first, then positions,
-   * each in lock order (the UNION ALL reads the balances' CTE to its end before the positions' one).
+   * Locks balances and positions in one statement: balances first, then positions, each in lock order
+   * (the UNION ALL reads the balances' CTE to its end before the positions' one). Existing rows are locked
+   * with `FOR UPDATE` (a lock, not a new row version); only when a key has no row yet does a second
+   * statement create the missing ones at zero and lock every key (`INSERT … ON CONFLICT DO UPDATE`).
+   * That second pass can wait for a key created meanwhile by another unit of work while holding later
+   * keys: a deadlock is possible there (only for new keys); PostgreSQL detects it and the unit of work
+   * is retried.
    */
   private async lock(balances: BalanceKey[], positions: Array<{ itemId: string; facilityId: string }>) {
-    const rows: Array<BalanceRow & { kind: 'b' | 'p'; facility_id: string; qty_reserved: string }> = await this.m.query(
-      prepared(`WITH b AS (${LOCK_BALANCES}), p AS (${LOCK_POSITIONS})
+    type Row = BalanceRow & { kind: 'b' | 'p'; facility_id: string; qty_reserved: string };
+    const params = [this.uow.tenantId, ...balanceParams(balances), positions.map((p) => p.itemId), positions.map((p) => p.facilityId)];
+    const both = (b: string, p: string) => `WITH b AS (${b}), p AS (${p})
        SELECT 'b' AS kind, id, item_id, NULL::uuid AS facility_id, location_id, lot_id, status_id, qty_on_hand, qty_allocated, NULL::numeric AS qty_reserved FROM b
        UNION ALL
-       SELECT 'p', NULL, item_id, facility_id, NULL, NULL, NULL, qty_available_on_hand, qty_allocated, qty_reserved FROM p`),
-      [this.uow.tenantId, ...balanceParams(balances), positions.map((p) => p.itemId), positions.map((p) => p.facilityId)],
-    );
+       SELECT 'p', NULL, item_id, facility_id, NULL, NULL, NULL, qty_available_on_hand, qty_allocated, qty_reserved FROM p`;
+    let rows: Row[] = await this.m.query(prepared(both(SELECT_BALANCES, SELECT_POSITIONS)), params);
+    if (rows.length < balances.length + positions.length) rows = await this.m.query(prepared(both(LOCK_BALANCES, LOCK_POSITIONS)), params);
     const lockedBalances = new Map<string, { id: string; onHand: Decimal; allocated: Decimal }>();
     const lockedPositions = new Map<string, PositionRow>();
     for (const r of rows) {
@@ -151,6 +157,22 @@ export interface CounterWrite {
   sql(offset: number): string;
   params: unknown[];
 }
+
+/** Existing balances of the keys ($2..$6, in the given order) locked in that order. */
+const SELECT_BALANCES = `SELECT b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated
+         FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[])
+              WITH ORDINALITY AS k(item_id, facility_id, location_id, lot_id, status_id, ord)
+         JOIN balances b ON b.tenant_id = $1 AND b.item_id = k.item_id AND b.location_id = k.location_id
+                        AND b.lot_id IS NOT DISTINCT FROM k.lot_id AND b.status_id = k.status_id
+        ORDER BY k.ord
+          FOR UPDATE OF b`;
+
+/** Existing positions of the keys ($7, $8, in lock order) locked in that order. */
+const SELECT_POSITIONS = `SELECT p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved
+         FROM unnest($7::uuid[], $8::uuid[]) WITH ORDINALITY AS k(item_id, facility_id, ord)
+         JOIN inventory_positions p ON p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+        ORDER BY k.ord
+          FOR UPDATE OF p`;
 
 /**
  * Balance keys ($2..$6, in the given order) created at zero when missing and locked: DO UPDATE (not DO
