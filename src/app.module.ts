@@ -5,6 +5,8 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { json } from 'express';
 import { ClsModule } from 'nestjs-cls';
 import { LoggerModule } from 'nestjs-pino';
+import type { Logger } from 'pino';
+import { createLogger, requestLogOptions } from './common/logging';
 import { AccessGuard } from './auth/access.guard';
 import { JwtStrategy } from './auth/jwt.strategy';
 import { TenantThrottlerGuard } from './auth/tenant-throttler.guard';
@@ -16,12 +18,13 @@ import { ETagInterceptor } from './common/versioning';
 import { Settings } from './config/settings';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { UnitOfWorkInterceptor } from './tenancy/unit-of-work.interceptor';
 import { DOMAIN_MODULES } from './domain-modules';
 
 @Module({})
 export class AppModule implements NestModule {
-  static forRoot(settings: Settings, databaseUrl: string): DynamicModule {
+  static forRoot(settings: Settings, databaseUrl: string, logger: Logger = createLogger(settings)): DynamicModule {
     const providers: Provider[] = [
       { provide: Settings, useValue: settings },
       { provide: APP_FILTER, useClass: AllExceptionsFilter },
@@ -49,15 +52,8 @@ export class AppModule implements NestModule {
             setup: (cls, req: { id?: string }) => cls.set('requestId', req.id),
           },
         }),
-        LoggerModule.forRoot({
-          pinoHttp: {
-            level: settings.LOG_LEVEL,
-            genReqId: (req) => (req as { id?: string }).id ?? '',
-            redact: ['req.headers.authorization', 'req.headers.cookie'],
-            autoLogging: { ignore: (req) => req.url === '/health' },
-            quietReqLogger: true,
-          },
-        }),
+        // One line per request when it ends (src/common/logging.ts); the same logger as main.ts's lines.
+        LoggerModule.forRoot({ pinoHttp: requestLogOptions(logger) }),
         PassportModule,
         ThrottlerModule.forRoot({ throttlers: [{ ttl: 60_000, limit: Math.max(settings.RATE_LIMIT_PER_MINUTE, 1) }] }),
         DatabaseModule.forRoot(databaseUrl, {
@@ -70,6 +66,7 @@ export class AppModule implements NestModule {
           idleInTransactionTimeoutMs: settings.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
         }),
         HealthModule,
+        MetricsModule.forRoot(settings.METRICS_ENABLED),
         ...DOMAIN_MODULES,
       ],
       providers,

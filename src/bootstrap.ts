@@ -4,17 +4,19 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
+import type { Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module';
 import { documentIdempotencyKey } from './common/idempotency';
 import { requestId } from './common/json-body.middleware';
 import { Settings } from './config/settings';
 import { DatabaseConnector } from './database/connector';
+import { Metrics } from './metrics/metrics';
 import { SERVICE_NAME, SERVICE_VERSION } from './health/health.controller';
 import { answerClientErrorsAsJson, Drain, drains } from './shutdown';
 
 /** Builds the application (used by main.ts and by the e2e tests): migrated, documented, not yet listening. */
-export async function createApp(settings: Settings, databaseUrl: string): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings, databaseUrl), {
+export async function createApp(settings: Settings, databaseUrl: string, logger?: PinoLogger): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings, databaseUrl, logger), {
     bodyParser: false,
     bufferLogs: true,
   });
@@ -27,6 +29,7 @@ export async function createApp(settings: Settings, databaseUrl: string): Promis
   // gateway adds it: browsers on other origins get no Access-Control-Allow-Origin.
   app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
   app.use(requestId);
+  if (settings.METRICS_ENABLED) app.use(app.get(Metrics).middleware);
   app.set('trust proxy', false);
   app.disable('x-powered-by');
 

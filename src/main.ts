@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs';
 import { createApp } from './bootstrap';
 import { loadSettings, Settings, SettingsError } from './config/settings';
 import { EmbeddedDatabase, startEmbeddedPostgres, takeOverSignals } from './database/embedded-postgres';
+import { createLogger } from './common/logging';
+import { SERVICE_VERSION } from './health/health.controller';
 import { drains } from './shutdown';
 
 async function main(): Promise<void> {
@@ -12,21 +14,23 @@ async function main(): Promise<void> {
     settings = loadSettings(process.env);
   } catch (err) {
     if (err instanceof SettingsError) {
-      process.stderr.write(`${err.message}\n`);
+      // One JSON line naming every wrong variable, with the default log settings (LOG_LEVEL may be the wrong one).
+      createLogger({ LOG_LEVEL: 'info', NODE_ENV: 'production' }, 2).fatal({ problems: err.problems }, err.message);
       process.exit(1);
     }
     throw err;
   }
+  const log = createLogger(settings);
 
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = settings.DATABASE_URL;
   if (!databaseUrl) {
     embedded = await startEmbeddedPostgres({ dir: settings.EMBEDDED_PG_DIR, port: settings.EMBEDDED_PG_PORT });
     databaseUrl = embedded.url;
-    process.stdout.write(`embedded PostgreSQL started on port ${settings.EMBEDDED_PG_PORT} (data in ${settings.EMBEDDED_PG_DIR})\n`);
+    log.info({ port: settings.EMBEDDED_PG_PORT, dir: settings.EMBEDDED_PG_DIR }, `embedded PostgreSQL started on port ${settings.EMBEDDED_PG_PORT} (data in ${settings.EMBEDDED_PG_DIR})`);
   }
 
-  const app = await createApp(settings, databaseUrl);
+  const app = await createApp(settings, databaseUrl, log);
   let stopping = false;
   const shutdown = async (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -36,20 +40,25 @@ async function main(): Promise<void> {
     const { inFlight, cutOff } = (await drains.get(app)?.drain(settings.SHUTDOWN_TIMEOUT_MS)) ?? { inFlight: 0, cutOff: 0 };
     await app.close().catch(() => undefined);
     await embedded?.stop().catch(() => undefined);
-    process.stdout.write(
+    log.info(
+      { signal, ms: Date.now() - started, inFlight, cutOff },
       `inventory-service stopped on ${signal} in ${Date.now() - started} ms: ${inFlight} request(s) in flight, ` +
-        `${inFlight - cutOff} finished, ${cutOff} cut off after ${settings.SHUTDOWN_TIMEOUT_MS} ms\n`,
+        `${inFlight - cutOff} finished, ${cutOff} cut off after ${settings.SHUTDOWN_TIMEOUT_MS} ms`,
     );
+    log.flush();
     process.exit(0);
   };
   takeOverSignals();
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
   await app.listen(settings.PORT, settings.HOST);
-  process.stdout.write(`inventory-service listening on http://${settings.HOST}:${settings.PORT} (auth mode ${settings.AUTH_MODE})\n`);
+  log.info(
+    { host: settings.HOST, port: settings.PORT, authMode: settings.AUTH_MODE, version: SERVICE_VERSION, node: process.version },
+    `inventory-service listening on http://${settings.HOST}:${settings.PORT} (auth mode ${settings.AUTH_MODE})`,
+  );
 }
 
 main().catch((err) => {
-  process.stderr.write(`inventory-service failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  createLogger({ LOG_LEVEL: 'info', NODE_ENV: 'production' }, 2).fatal({ err }, `inventory-service failed to start: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

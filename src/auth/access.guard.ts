@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { ClsService } from 'nestjs-cls';
+import { PRINCIPAL } from '../common/logging';
 import { Settings } from '../config/settings';
 import { AppError } from '../common/errors';
 import { Principal } from '../tenancy/request-context';
@@ -29,6 +30,8 @@ export class AccessGuard implements CanActivate {
 
     const principal = await this.authenticate(ctx);
     this.cls.set('principal', principal);
+    // For the request's log line (tenant and user), written when the response has gone.
+    (ctx.switchToHttp().getRequest<Record<symbol, unknown>>())[PRINCIPAL] = principal;
 
     const required = this.reflector.getAllAndOverride<string[] | undefined>(PERMISSIONS_KEY, targets);
     if (!required?.length) throw new AppError(403, 'forbidden', 'This route grants no access');

@@ -1,6 +1,6 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger, Optional } from '@nestjs/common';
+import { Metrics } from '../metrics/metrics';
 import type { Request, Response } from 'express';
-import { ClsServiceManager } from 'nestjs-cls';
 import { CONSTRAINT_ERRORS, unmappedConstraint } from './constraints';
 import { AppError, constraintOf, ErrorCode, ErrorDetail, MAX_ERROR_DETAILS } from './errors';
 
@@ -118,18 +118,20 @@ function duplicateMessage(err: unknown): string {
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
+  constructor(@Optional() private readonly metrics?: Metrics) {}
+
   catch(err: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
     const res = ctx.getResponse<Response>();
     const req = ctx.getRequest<Request>();
     const body = toErrorBody(err);
+    this.metrics?.refused(body.error, body.status);
     const constraint = AppError.sqlState(err)?.startsWith('23') ? constraintOf(err) : undefined;
     if (constraint && body.status < 500 && !(constraint in CONSTRAINT_ERRORS) && AppError.sqlState(err) !== '23505')
       this.logger.warn({ constraint, method: req?.method, url: req?.originalUrl }, `unmapped constraint ${constraint} answered ${body.status}`);
-    if (body.status >= 500) {
-      const requestId = ClsServiceManager.getClsService().isActive() ? ClsServiceManager.getClsService().get('requestId') : undefined;
-      this.logger.error({ err, requestId, method: req?.method, url: req?.originalUrl }, `${body.error} on ${req?.method} ${req?.originalUrl}`);
-    }
+    // The request's log line (src/common/logging.ts) is written at error level with this cause.
+    if (body.status >= 500 && res) (res as unknown as { err?: unknown }).err = err;
+    else if (body.status >= 500) this.logger.error({ err }, `${body.error} outside an HTTP request`);
     if (res.headersSent) return;
     if (body.status === 429) res.setHeader('Retry-After', String((err as { retryAfter?: number }).retryAfter ?? 60));
     if (body.status === 503) res.setHeader('Retry-After', '1');

@@ -6,6 +6,7 @@ import {
   IsString,
   IsUrl,
   IsUUID,
+  Matches,
   Max,
   Min,
   MinLength,
@@ -39,6 +40,7 @@ export class Settings {
 
   /** Unset: an embedded PostgreSQL is started with its data under EMBEDDED_PG_DIR. */
   @Transform(emptyToUndefined) @IsOptional() @IsString()
+  @Matches(/^postgres(ql)?:\/\/[^\s]+$/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// connection URL, e.g. postgres://user:password@host:5432/database' })
   DATABASE_URL?: string;
 
   @Transform(emptyToUndefined) @IsString()
@@ -84,6 +86,10 @@ export class Settings {
   /** Serve the OpenAPI description (`/openapi.json`) and the interactive docs (`/docs`); public. */
   @Transform(toBool) @IsIn([true, false], { message: 'OPENAPI_ENABLED must be true or false' })
   OPENAPI_ENABLED = true;
+
+  /** Serve Prometheus metrics on `GET /metrics` (no token: expose it only to the scraper's network). */
+  @Transform(toBool) @IsIn([true, false], { message: 'METRICS_ENABLED must be true or false' })
+  METRICS_ENABLED = false;
 
   /** On SIGTERM/SIGINT, how long requests in flight may take to finish before they are cut off (milliseconds). */
   @Transform(toInt) @IsInt() @Min(0) @Max(600_000)
@@ -134,7 +140,14 @@ export class Settings {
   }
 }
 
-export class SettingsError extends Error {}
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration: ${problems.join('; ')}`);
+  }
+}
+
+/** A value as it may appear in a message: a password in a URL (`user:secret@`) masked. */
+const withoutPassword = (value: string) => value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/\s]*):[^@/\s]*@/i, '$1:***@');
 
 /** Reads and validates the settings; throws SettingsError naming every bad or contradictory value. */
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -144,7 +157,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   for (const key of known) if (env[key] !== undefined && env[key] !== '') raw[key] = env[key] as string;
   const settings = plainToInstance(Settings, raw, { exposeDefaultValues: true });
   const problems = validateSync(settings, { forbidUnknownValues: false }).flatMap((e) =>
-    Object.values(e.constraints ?? {}).map((m) => `${e.property}=${JSON.stringify(raw[e.property] ?? '')}: ${m}`),
+    Object.values(e.constraints ?? {}).map((m) => `${e.property}=${JSON.stringify(withoutPassword(raw[e.property] ?? ''))}: ${m}`),
   );
   if (settings.AUTH_MODE === 'dev') {
     if (settings.IDP_ISSUER_URL || settings.IDP_AUDIENCE)
@@ -154,6 +167,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     if (!settings.IDP_ISSUER_URL) problems.push('IDP_ISSUER_URL is required when AUTH_MODE=jwt');
     if (!settings.IDP_AUDIENCE) problems.push('IDP_AUDIENCE is required when AUTH_MODE=jwt');
   }
-  if (problems.length) throw new SettingsError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  if (problems.length) throw new SettingsError(problems);
   return settings;
 }

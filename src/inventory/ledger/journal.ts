@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { notFound } from '../../common/errors';
+import { Metrics } from '../../metrics/metrics';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { prepared } from '../../database/prepared';
 import { nextNumberSql } from '../../documents/numbering';
@@ -15,7 +16,10 @@ const LINE_COLUMNS = `l.transaction_id, l.line_no, l.item_id, l.location_id, l.l
 /** The journal: ledger transactions and their lines, append-only. Writes one posting; reads them back. */
 @Injectable()
 export class Journal {
-  constructor(private readonly uow: UnitOfWork) {}
+  constructor(
+    private readonly uow: UnitOfWork,
+    @Optional() private readonly metrics?: Metrics,
+  ) {}
 
   private get m() {
     return this.uow.manager;
@@ -72,6 +76,7 @@ export class Journal {
         ...(counters?.params ?? []),
       ],
     );
+    this.metrics?.posted(posting.type);
     return transactionView(header, rows);
   }
 

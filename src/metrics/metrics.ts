@@ -1,0 +1,94 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { NextFunction, Request, Response } from 'express';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DataSource } from 'typeorm';
+
+/** The pg pool under TypeORM's Postgres driver. */
+interface PgPool {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/**
+ * The service's Prometheus metrics, in a registry of this application's own (several apps may share a
+ * process, as in the tests). Labels are bounded: route patterns (never raw URLs or ids), methods,
+ * status codes, error codes, transaction types — no tenant or user.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  private readonly requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration until the response was sent, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  private readonly postings = new Counter({
+    name: 'ledger_postings_total',
+    help: 'Ledger transactions written, by type (counted when written, in the unit of work that commits them)',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly refusals = new Counter({
+    name: 'http_errors_total',
+    help: 'Error responses, by contract error code and status',
+    labelNames: ['error', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    const pool = () => (dataSource.driver as unknown as { master?: PgPool }).master;
+    new Gauge({
+      name: 'db_pool_connections',
+      help: 'Database pool connections of this process, by state (in_use, idle)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const p = pool();
+        this.set({ state: 'in_use' }, p ? p.totalCount - p.idleCount : 0);
+        this.set({ state: 'idle' }, p ? p.idleCount : 0);
+      },
+    });
+    new Gauge({
+      name: 'db_pool_waiting',
+      help: 'Requests waiting for a database connection in this process',
+      registers: [this.registry],
+      collect() {
+        this.set(pool()?.waitingCount ?? 0);
+      },
+    });
+  }
+
+  /** Express middleware: counts and times every request when its response has been sent. */
+  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    res.once('finish', () => {
+      const path = req.route?.path as string | undefined;
+      const labels = { method: req.method, route: path && !path.includes('*') ? `${req.baseUrl}${path}` : 'unmatched', status: String(res.statusCode) };
+      this.requests.inc(labels);
+      this.duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  };
+
+  posted(type: string): void {
+    this.postings.inc({ type });
+  }
+
+  refused(error: string, status: number): void {
+    this.refusals.inc({ error, status: String(status) });
+  }
+}
