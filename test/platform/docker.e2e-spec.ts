@@ -52,6 +52,12 @@ describe('docker/ files', () => {
     expect(api.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
     expect(api.environment?.DATABASE_URL).toMatch(/^postgres:\/\/[^@]+@postgres:5432\//);
     expect(api.ports).toEqual(['3000:3000']);
+    // The development identity provider, from the same image.
+    const idp = compose.services.idp as { build?: unknown; command?: string[]; environment?: Record<string, string> };
+    expect(idp.build).toEqual(api.build);
+    expect(idp.command).toEqual(['node', 'scripts/dev-idp.js']);
+    expect(idp.environment).toMatchObject({ IDP_HOST: '0.0.0.0', IDP_PUBLIC_URL: 'http://idp:4000/' });
+    expect(runtime).toMatch(/^COPY scripts\/dev-idp\.js \.\/scripts\/dev-idp\.js$/m);
   });
 
   it('the runtime stage\'s dependency tree (npm ci --omit=dev --omit=optional) runs the service, its migration CLI and /health — without TypeScript or PostgreSQL binaries', async () => {
