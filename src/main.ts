@@ -4,6 +4,7 @@ import { createApp } from './bootstrap';
 import { loadSettings, Settings, SettingsError } from './config/settings';
 import { EmbeddedDatabase, startEmbeddedPostgres, takeOverSignals } from './database/embedded-postgres';
 import { createLogger } from './common/logging';
+import { loadDemoData } from './demo/demo-data';
 import { SERVICE_VERSION } from './health/health.controller';
 import { drains } from './shutdown';
 
@@ -56,6 +57,14 @@ async function main(): Promise<void> {
     { host: settings.HOST, port: settings.PORT, authMode: settings.AUTH_MODE, version: SERVICE_VERSION, node: process.version },
     `inventory-service listening on http://${settings.HOST}:${settings.PORT} (auth mode ${settings.AUTH_MODE})`,
   );
+  // A first look: the demo tenant, loaded through the API when the dev tenant has no items yet.
+  if (settings.NODE_ENV === 'development' && settings.AUTH_MODE === 'dev' && settings.DEMO_DATA) {
+    const host = ['0.0.0.0', '::'].includes(settings.HOST) ? '127.0.0.1' : settings.HOST;
+    const { port } = app.getHttpServer().address() as { port: number };
+    await loadDemoData(`http://${host.includes(':') ? `[${host}]` : host}:${port}`, log).catch((err: unknown) =>
+      log.error({ err }, 'demo data could not be loaded (the service runs on; DEMO_DATA=false skips it)'),
+    );
+  }
 }
 
 main().catch((err) => {

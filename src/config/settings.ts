@@ -87,6 +87,10 @@ export class Settings {
   @Transform(toBool) @IsIn([true, false], { message: 'OPENAPI_ENABLED must be true or false' })
   OPENAPI_ENABLED = true;
 
+  /** Load the demo tenant into an empty database at start (development + AUTH_MODE=dev only). */
+  @Transform(toBool) @IsIn([true, false], { message: 'DEMO_DATA must be true or false' })
+  DEMO_DATA = true;
+
   /** Serve Prometheus metrics on `GET /metrics` (no token: expose it only to the scraper's network). */
   @Transform(toBool) @IsIn([true, false], { message: 'METRICS_ENABLED must be true or false' })
   METRICS_ENABLED = false;
