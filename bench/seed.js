@@ -20,19 +20,20 @@ const itemName = (n) => `Widget ${createHash('md5').update(String(n)).digest('he
 // A transaction's id, derived from its number (a valid v4-shaped UUID), so lines can name it without a join.
 const TXID = (n) => `overlay(overlay(md5($1::uuid::text || ':tx:' || (${n})) placing '4' from 13) placing '8' from 17)::uuid`;
 
-/** One progress line, redrawn in place on a terminal; on a pipe only every quarter. */
+/** One progress line (stderr), redrawn in place on a terminal; on a pipe only every quarter. */
 function progress(label, total) {
-  const tty = process.stdout.isTTY;
+  const out = process.stderr;
+  const tty = out.isTTY;
   const started = Date.now();
   let shownQuarter = -1;
   const draw = (done) => {
     const share = total ? done / total : 1;
     const secs = ((Date.now() - started) / 1000).toFixed(1);
     const text = `  ${label.padEnd(22)} [${'#'.repeat(Math.round(share * 30)).padEnd(30, '.')}] ${String(Math.floor(share * 100)).padStart(3)}%  ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')}  ${secs} s`;
-    if (tty) process.stdout.write(`\r${text}${done >= total ? '\n' : ''}`);
+    if (tty) out.write(`\r${text}${done >= total ? '\n' : ''}`);
     else if (Math.floor(share * 4) > shownQuarter || done >= total) {
       shownQuarter = Math.floor(share * 4);
-      process.stdout.write(`${text}\n`);
+      out.write(`${text}\n`);
     }
   };
   draw(0);
@@ -54,7 +55,7 @@ const one = async (pg, sql, params) => (await pg.query(sql, params)).rows[0];
  * (one transaction each). The hot balances, with more stock, are location 1 of the first `hot` items.
  * The tenant must exist (its first HTTP request provisions it).
  */
-async function seedBase(pg, { tenant, items, balances, hot }) {
+async function seedBase(pg, { tenant, items, balances, hot, by = 'bench' }) {
   if (balances % LOCATIONS || balances / LOCATIONS > items) throw new Error(`balances must be a multiple of ${LOCATIONS} and at most items × ${LOCATIONS}`);
   const { id: ea } = await one(pg, `SELECT id FROM uoms WHERE tenant_id = $1 AND code = 'EA'`, [tenant]);
   const { id: status } = await one(pg, `SELECT id FROM stock_statuses WHERE tenant_id = $1 AND code = 'AVAILABLE'`, [tenant]);
@@ -64,22 +65,22 @@ async function seedBase(pg, { tenant, items, balances, hot }) {
     const to = Math.min(items, from + CHUNK_ITEMS - 1);
     await pg.query(
       `INSERT INTO items (tenant_id, item_no, name, base_uom_id, created_by, updated_by)
-       SELECT $1, 'ITEM-' || lpad(g::text, greatest(7, length(g::text)), '0'), 'Widget ' || md5(g::text), $2, 'bench', 'bench'
+       SELECT $1, 'ITEM-' || lpad(g::text, greatest(7, length(g::text)), '0'), 'Widget ' || md5(g::text), $2, $5, $5
          FROM generate_series($3::int, $4::int) g`,
-      [tenant, ea, from, to],
+      [tenant, ea, from, to, by],
     );
     bar(to);
   }
   const { id: facility } = await one(
     pg,
-    `INSERT INTO facilities (tenant_id, code, name, created_by, updated_by) VALUES ($1, 'BENCH', 'Bench warehouse', 'bench', 'bench') RETURNING id`,
-    [tenant],
+    `INSERT INTO facilities (tenant_id, code, name, created_by, updated_by) VALUES ($1, 'BENCH', 'Bench warehouse', $2, $2) RETURNING id`,
+    [tenant, by],
   );
   await pg.query(
     `INSERT INTO locations (tenant_id, facility_id, code, name, path, created_by, updated_by)
-     SELECT $1, $2, 'L' || lpad(g::text, 2, '0'), 'Location ' || g, 'L' || lpad(g::text, 2, '0'), 'bench', 'bench'
+     SELECT $1, $2, 'L' || lpad(g::text, 2, '0'), 'Location ' || g, 'L' || lpad(g::text, 2, '0'), $4, $4
        FROM generate_series(1, $3) g`,
-    [tenant, facility, LOCATIONS],
+    [tenant, facility, LOCATIONS, by],
   );
   const keys = (
     await pg.query(

@@ -37,7 +37,9 @@ export function createLogger(settings: { LOG_LEVEL: string; NODE_ENV: string }, 
   if (settings.NODE_ENV === 'development' && prettyInstalled()) {
     return pino({ ...options, transport: { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l', destination: fd } } });
   }
-  return pino(options, pino.destination({ fd, sync: true }));
+  // stdout: pino's own buffered asynchronous writer (flushed on exit); stderr, for the last words before
+  // an exit, synchronous.
+  return fd === 1 ? pino(options) : pino(options, pino.destination({ fd, sync: true }));
 }
 
 const NEST_STARTUP = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);

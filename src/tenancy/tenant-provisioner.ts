@@ -32,25 +32,28 @@ export class TenantProvisioner {
 
   async ensure(tenantId: string): Promise<void> {
     if (this.known.has(tenantId)) return;
-    await this.uow.run(async (m) => {
-      const created = await m.query(
-        `INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING RETURNING tenant_id`,
-        [tenantId],
-      );
-      if (!created.length) return;
-      await m.query(
-        `INSERT INTO uoms (tenant_id, code, name, decimals)
-         SELECT $1, u.code, u.name, u.decimals FROM jsonb_to_recordset($2::jsonb) AS u(code text, name text, decimals int)
-         ON CONFLICT DO NOTHING`,
-        [tenantId, JSON.stringify(SEED_UOMS.map(([code, name, decimals]) => ({ code, name, decimals })))],
-      );
-      await m.query(
-        `INSERT INTO stock_statuses (tenant_id, code, name, is_available)
-         SELECT $1, s.code, s.name, s.is_available FROM jsonb_to_recordset($2::jsonb) AS s(code text, name text, is_available boolean)
-         ON CONFLICT DO NOTHING`,
-        [tenantId, JSON.stringify(SEED_STATUSES.map(([code, name, is_available]) => ({ code, name, is_available })))],
-      );
-    }, tenantId);
+    await this.uow.run((m) => provisionTenant((sql, params) => m.query(sql, params), tenantId), tenantId);
     this.known.add(tenantId);
   }
+}
+
+/**
+ * The tenant row, its units of measure and stock statuses, unless the tenant exists: the gate is the
+ * tenant row's insert. Also used by `npm run seed` for a tenant that has not made a request yet.
+ */
+export async function provisionTenant(query: (sql: string, params: unknown[]) => Promise<unknown>, tenantId: string): Promise<void> {
+  const created = (await query(`INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING RETURNING tenant_id`, [tenantId])) as unknown[] | { rows: unknown[] };
+  if (!(Array.isArray(created) ? created : created.rows).length) return;
+  await query(
+    `INSERT INTO uoms (tenant_id, code, name, decimals)
+     SELECT $1, u.code, u.name, u.decimals FROM jsonb_to_recordset($2::jsonb) AS u(code text, name text, decimals int)
+     ON CONFLICT DO NOTHING`,
+    [tenantId, JSON.stringify(SEED_UOMS.map(([code, name, decimals]) => ({ code, name, decimals })))],
+  );
+  await query(
+    `INSERT INTO stock_statuses (tenant_id, code, name, is_available)
+     SELECT $1, s.code, s.name, s.is_available FROM jsonb_to_recordset($2::jsonb) AS s(code text, name text, is_available boolean)
+     ON CONFLICT DO NOTHING`,
+    [tenantId, JSON.stringify(SEED_STATUSES.map(([code, name, is_available]) => ({ code, name, is_available })))],
+  );
 }
