@@ -7,6 +7,7 @@ import { Logger } from 'nestjs-pino';
 import type { Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module';
 import { documentIdempotencyKey } from './common/idempotency';
+import { completeDocument } from './common/openapi';
 import { requestId } from './common/json-body.middleware';
 import { Settings } from './config/settings';
 import { DatabaseConnector } from './database/connector';
@@ -40,12 +41,11 @@ export async function createApp(settings: Settings, databaseUrl: string, logger?
   if (settings.OPENAPI_ENABLED) {
     const openapi = new DocumentBuilder()
       .setTitle('Inventory Service API')
-      .setDescription('Multi-tenant inventory management: catalog, inventory ledger, reservations, procurement, sales, production.')
       .setVersion(SERVICE_VERSION)
       .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
       .addSecurityRequirements('bearer')
       .build();
-    SwaggerModule.setup('docs', app, () => documentIdempotencyKey(SwaggerModule.createDocument(app, openapi)), {
+    SwaggerModule.setup('docs', app, () => completeDocument(documentIdempotencyKey(SwaggerModule.createDocument(app, openapi)), app), {
       jsonDocumentUrl: 'openapi.json',
       customSiteTitle: SERVICE_NAME,
     });

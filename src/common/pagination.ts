@@ -13,11 +13,11 @@ export const DEFAULT_LIMIT = 50;
 
 /** `limit` 1..500 (default 50), `offset` >= 0 (default 0), `q` free text. Extend it for a list's filters. */
 export class PageQuery {
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT })
   @IsOptional() @Transform(toInteger) @IsInt() @Min(1) @Max(MAX_LIMIT)
   limit: number = DEFAULT_LIMIT;
 
-  @ApiPropertyOptional({ minimum: 0, default: 0 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0 })
   @IsOptional() @Transform(toInteger) @IsInt() @Min(0)
   offset: number = 0;
 

@@ -1,4 +1,5 @@
 import { applyDecorators, Param, PipeTransform } from '@nestjs/common';
+import { ApiParam } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsUUID } from 'class-validator';
 import { notFound } from './errors';
@@ -19,8 +20,15 @@ export class ParseUuidOr404Pipe implements PipeTransform<unknown, string> {
   }
 }
 
-/** `@UuidParam('id', 'Item') id: string` — a path id; malformed → 404 "Item not found". */
-export const UuidParam = (name: string, what?: string) => Param(name, new ParseUuidOr404Pipe(what));
+/**
+ * `@UuidParam('id', 'Item') id: string` — a path id; malformed → 404 "Item not found". It documents
+ * itself in the OpenAPI description (`format: uuid`).
+ */
+export const UuidParam = (name: string, what?: string): ParameterDecorator => (target, key, index) => {
+  Param(name, new ParseUuidOr404Pipe(what))(target, key, index);
+  const descriptor = Object.getOwnPropertyDescriptor(target, key!)!;
+  ApiParam({ name, type: 'string', format: 'uuid', description: `${what ?? 'Record'} id (a malformed one answers 404)` })(target, key!, descriptor);
+};
 
 /**
  * A DTO property holding an id (any UUID version), lower-cased so ids compare equal in code as they

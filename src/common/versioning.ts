@@ -1,4 +1,5 @@
-import { CallHandler, createParamDecorator, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, createParamDecorator, ExecutionContext, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { ApiHeader } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
 import { AppError } from './errors';
@@ -9,7 +10,7 @@ export { assertVersion } from './errors';
  * `If-Match: "<version>"` of a PATCH or action, as a number (undefined when absent).
  * A malformed value is 400; comparing it is `assertVersion`'s job.
  */
-export const IfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext): number | undefined => {
+const readIfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext): number | undefined => {
   const raw = ctx.switchToHttp().getRequest<Request>().headers['if-match'];
   if (raw === undefined || raw === '*') return undefined;
   const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(String(raw));
@@ -20,6 +21,21 @@ export const IfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext):
 
 /** The `If-Match` header as documented on every PATCH and action of a versioned document (OpenAPI). */
 export const IF_MATCH = { name: 'If-Match', required: false, description: 'expected version, e.g. "3" → 412 version_conflict if it moved on' };
+
+/** Marks a route that takes If-Match (a versioned document): its OpenAPI operation lists 412. */
+export const VERSIONED_KEY = 'versioned';
+
+/**
+ * `@IfMatch() ifMatch?: number` — the expected version from `If-Match` (optional; malformed → 400). It
+ * documents the header on its route and marks the route versioned, so no route can take the header
+ * without documenting it.
+ */
+export const IfMatch = (): ParameterDecorator => (target, key, index) => {
+  readIfMatch()(target, key, index);
+  const descriptor = Object.getOwnPropertyDescriptor(target, key!)!;
+  ApiHeader(IF_MATCH)(target, key!, descriptor);
+  SetMetadata(VERSIONED_KEY, true)(target, key!, descriptor);
+};
 
 /** Single-document responses (`{data: {version}}`) carry `ETag: "<version>"`. */
 @Injectable()

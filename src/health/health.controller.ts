@@ -1,5 +1,5 @@
 import { Controller, Get, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags, ApiOperation } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import { existsSync, readFileSync } from 'node:fs';
@@ -32,6 +32,7 @@ export class HealthController {
   @Get()
   @Public()
   @ApiOkResponse({ description: '{service, status, version, timestamp}' })
+  @ApiOperation({ summary: 'Readiness: the service and its database' })
   async check(@Res({ passthrough: true }) res: Response) {
     const up = await this.databaseUp();
     res.status(up ? 200 : 503);
@@ -47,6 +48,7 @@ export class HealthController {
   @Get('live')
   @Public()
   @ApiOkResponse({ description: '{service, status: "ok", version, timestamp}' })
+  @ApiOperation({ summary: 'Liveness: the process answers (no database call)' })
   live() {
     return { service: SERVICE_NAME, status: 'ok', version: SERVICE_VERSION, timestamp: new Date().toISOString() };
   }
@@ -74,6 +76,7 @@ export class RootController {
   @Get()
   @Public()
   @ApiOkResponse({ description: '{service, version, docs, openapi, health, live}: links to the API description and the health checks' })
+  @ApiOperation({ summary: 'Where the docs, the OpenAPI description and the health checks are' })
   root() {
     const docs = this.settings.OPENAPI_ENABLED ? { docs: '/docs', openapi: '/openapi.json' } : {};
     return { service: SERVICE_NAME, version: SERVICE_VERSION, ...docs, health: '/health', live: '/health/live' };

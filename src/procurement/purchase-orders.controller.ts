@@ -1,11 +1,10 @@
 import { Body, Controller, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../auth/decorators';
 import { UuidParam } from '../common/uuid';
 import { IfMatch } from '../common/versioning';
 import { CreatePurchaseOrderDto, CreateReceiptDto, PurchaseOrderQuery, UpdatePurchaseOrderDto } from './procurement.dto';
 import { PurchaseOrdersService } from './purchase-orders.service';
-import { IF_MATCH } from './suppliers.controller';
 
 const SHAPE =
   'A purchase order is {id, poNo, supplierId, facilityId, status: draft|submitted|approved|sent|partially_received|received|cancelled, ' +
@@ -51,7 +50,6 @@ export class PurchaseOrdersController {
 
   @Patch(':id')
   @Permissions('procurement:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Change a draft purchase order', description: `Draft only (else 409 invalid_state). A given lines array replaces all lines. ${SHAPE}` })
   async update(@UuidParam('id', ID) id: string, @Body() body: UpdatePurchaseOrderDto, @IfMatch() ifMatch?: number) {
     return { data: await this.orders.update(id, body, ifMatch) };
@@ -60,7 +58,6 @@ export class PurchaseOrdersController {
   @Post(':id/submit')
   @HttpCode(200)
   @Permissions('procurement:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Submit a draft for approval', description: `draft → submitted; needs at least one line (409 invalid_state). ${SHAPE}` })
   async submit(@UuidParam('id', ID) id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.orders.submit(id, ifMatch) };
@@ -69,7 +66,6 @@ export class PurchaseOrdersController {
   @Post(':id/approve')
   @HttpCode(200)
   @Permissions('procurement:approve')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Approve a submitted purchase order', description: `submitted → approved; needs procurement:approve. ${SHAPE}` })
   async approve(@UuidParam('id', ID) id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.orders.approve(id, ifMatch) };
@@ -78,7 +74,6 @@ export class PurchaseOrdersController {
   @Post(':id/send')
   @HttpCode(200)
   @Permissions('procurement:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Mark an approved purchase order sent to the supplier', description: `approved → sent. ${SHAPE}` })
   async send(@UuidParam('id', ID) id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.orders.send(id, ifMatch) };
@@ -87,7 +82,6 @@ export class PurchaseOrdersController {
   @Post(':id/cancel')
   @HttpCode(200)
   @Permissions('procurement:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Cancel a purchase order', description: `draft|submitted|approved|sent → cancelled (nothing received yet). ${SHAPE}` })
   async cancel(@UuidParam('id', ID) id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.orders.cancel(id, ifMatch) };
@@ -102,7 +96,6 @@ export class PurchaseOrdersController {
 
   @Post(':id/receipts')
   @Permissions('procurement:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({
     summary: 'Record a goods receipt',
     description:

@@ -1,11 +1,10 @@
 import { Body, Controller, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../auth/decorators';
 import { UuidParam } from '../common/uuid';
 import { IfMatch } from '../common/versioning';
 import { CreateRequisitionDto, RequisitionQuery, UpdateRequisitionDto } from './procurement.dto';
 import { RequisitionsService } from './requisitions.service';
-import { IF_MATCH } from './suppliers.controller';
 
 const SHAPE =
   'A requisition is {id, reqNo, facilityId, status: draft|submitted|approved|ordered, neededBy, notes, lines: [{id, lineNo, itemId, qty, ' +
@@ -40,7 +39,6 @@ export class RequisitionsController {
 
   @Patch(':id')
   @Permissions('procurement:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Change a draft requisition', description: `Draft only (409 invalid_state). A given lines array replaces all lines. ${SHAPE}` })
   async update(@UuidParam('id', ID) id: string, @Body() body: UpdateRequisitionDto, @IfMatch() ifMatch?: number) {
     return { data: await this.requisitions.update(id, body, ifMatch) };
@@ -49,7 +47,6 @@ export class RequisitionsController {
   @Post(':id/submit')
   @HttpCode(200)
   @Permissions('procurement:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Submit a draft requisition', description: `draft → submitted; needs a line (409). ${SHAPE}` })
   async submit(@UuidParam('id', ID) id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.requisitions.submit(id, ifMatch) };
@@ -58,7 +55,6 @@ export class RequisitionsController {
   @Post(':id/approve')
   @HttpCode(200)
   @Permissions('procurement:approve')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Approve a submitted requisition', description: `submitted → approved; needs procurement:approve. ${SHAPE}` })
   async approve(@UuidParam('id', ID) id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.requisitions.approve(id, ifMatch) };
@@ -67,7 +63,6 @@ export class RequisitionsController {
   @Post(':id/convert')
   @HttpCode(200)
   @Permissions('procurement:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({
     summary: 'Convert an approved requisition into draft purchase orders',
     description:

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Patch, Post, Query } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../auth/decorators';
 import { UuidParam } from '../common/uuid';
 import { IF_MATCH, IfMatch } from '../common/versioning';
@@ -37,7 +37,6 @@ export class SuppliersController {
 
   @Patch(':id')
   @Permissions('procurement:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Change a supplier', description: `Any field. An inactive supplier takes no new purchase orders; its open ones can still be received. ${SHAPE}` })
   async update(@UuidParam('id', 'Supplier') id: string, @Body() body: UpdateSupplierDto, @IfMatch() ifMatch?: number) {
     return { data: await this.suppliers.update(id, body, ifMatch) };

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../auth/decorators';
 import { UuidParam } from '../common/uuid';
-import { IF_MATCH, IfMatch } from '../common/versioning';
+import { IfMatch } from '../common/versioning';
 import { BomsService } from './boms.service';
 import { BomQuery, CreateBomDto, UpdateBomDto } from './production.dto';
 
@@ -42,7 +42,6 @@ export class BomsController {
 
   @Patch(':id')
   @Permissions('production:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Change a draft BOM', description: `Draft only (409 invalid_state). components replaces all. ${CYCLE} ${SHAPE}` })
   async update(@UuidParam('id', 'BOM') id: string, @Body() body: UpdateBomDto, @IfMatch() ifMatch?: number) {
     return { data: await this.boms.update(id, body, ifMatch) };
@@ -51,7 +50,6 @@ export class BomsController {
   @Post(':id/activate')
   @HttpCode(200)
   @Permissions('production:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Activate a draft BOM version', description: `draft → active; the item's previously active version becomes obsolete. ${CYCLE} ${SHAPE}` })
   async activate(@UuidParam('id', 'BOM') id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.boms.activate(id, ifMatch) };

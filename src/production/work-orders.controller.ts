@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../auth/decorators';
 import { UuidParam } from '../common/uuid';
-import { IF_MATCH, IfMatch } from '../common/versioning';
+import { IfMatch } from '../common/versioning';
 import { CompleteWorkOrderDto, CreateWorkOrderDto, WorkOrderQuery } from './production.dto';
 import { WorkOrdersService } from './work-orders.service';
 
@@ -47,7 +47,6 @@ export class WorkOrdersController {
   @Post(':id/release')
   @HttpCode(200)
   @Permissions('production:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({
     summary: 'Release a draft work order',
     description: `draft → released: reserves every component at the facility (demandType work_order), all or nothing: 409 insufficient_stock listing every short component. ${SHAPE}`,
@@ -59,7 +58,6 @@ export class WorkOrdersController {
   @Post(':id/complete')
   @HttpCode(200)
   @Permissions('production:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({
     summary: 'Complete a released work order',
     description:
@@ -75,7 +73,6 @@ export class WorkOrdersController {
   @Post(':id/cancel')
   @HttpCode(200)
   @Permissions('production:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Cancel a work order', description: `draft|released → cancelled; its component reservations are cancelled. ${SHAPE}` })
   async cancel(@UuidParam('id', ID) id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.orders.cancel(id, ifMatch) };

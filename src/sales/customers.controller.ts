@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Patch, Post, Query } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../auth/decorators';
 import { UuidParam } from '../common/uuid';
-import { IF_MATCH, IfMatch } from '../common/versioning';
+import { IfMatch } from '../common/versioning';
 import { CustomersService } from './customers.service';
 import { CreateCustomerDto, CustomerQuery, UpdateCustomerDto } from './sales.dto';
 
@@ -36,7 +36,6 @@ export class CustomersController {
 
   @Patch(':id')
   @Permissions('sales:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({
     summary: 'Change a customer',
     description: `Any field; code stays unique (409 duplicate). An inactive customer takes no new sales orders (409); its open ones still ship. ${SHAPE}`,

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../auth/decorators';
 import { UuidParam } from '../common/uuid';
-import { IF_MATCH, IfMatch } from '../common/versioning';
+import { IfMatch } from '../common/versioning';
 import { CreateSalesOrderDto, SalesOrderQuery, ShipSalesOrderDto, UpdateSalesOrderDto } from './sales.dto';
 import { SalesOrdersService } from './sales-orders.service';
 
@@ -47,7 +47,6 @@ export class SalesOrdersController {
 
   @Patch(':id')
   @Permissions('sales:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Change a draft sales order', description: `Draft only (else 409 invalid_state naming the state). A given lines array replaces all lines; same rules as create. ${SHAPE}` })
   async update(@UuidParam('id', ID) id: string, @Body() body: UpdateSalesOrderDto, @IfMatch() ifMatch?: number) {
     return { data: await this.orders.update(id, body, ifMatch) };
@@ -56,7 +55,6 @@ export class SalesOrdersController {
   @Post(':id/open')
   @HttpCode(200)
   @Permissions('sales:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({
     summary: 'Open a draft: reserve its stock lines',
     description:
@@ -73,7 +71,6 @@ export class SalesOrdersController {
   @Post(':id/ship')
   @HttpCode(200)
   @Permissions('sales:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({
     summary: 'Ship an open sales order',
     description:
@@ -93,7 +90,6 @@ export class SalesOrdersController {
   @Post(':id/cancel')
   @HttpCode(200)
   @Permissions('sales:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({
     summary: 'Cancel a sales order',
     description: `draft|open|partially_shipped → cancelled (else 409 invalid_state). Every line reservation still holding stock is cancelled; what shipped stays shipped. ${SHAPE}`,

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Post, Query } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiTags, ApiOperation } from '@nestjs/swagger';
 import { Permissions } from '../../auth/decorators';
 import { PageQuery } from '../../common/pagination';
 import { CreateUomDto } from './dto/create-uom.dto';
@@ -12,12 +12,14 @@ export class UomsController {
 
   @Get()
   @Permissions('catalog:read')
+  @ApiOperation({ summary: 'List units of measure' })
   list(@Query() query: PageQuery) {
     return this.uoms.list(query);
   }
 
   @Post()
   @Permissions('catalog:write')
+  @ApiOperation({ summary: 'Create a unit of measure' })
   async create(@Body() body: CreateUomDto) {
     return { data: await this.uoms.create(body) };
   }

@@ -1,5 +1,5 @@
 import { Body, Controller, Post } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiTags, ApiOperation } from '@nestjs/swagger';
 import { Permissions } from '../../auth/decorators';
 import { LedgerService } from '../ledger/ledger.service';
 import { CreateAdjustmentDto } from './dto/create-adjustment.dto';
@@ -12,6 +12,7 @@ export class AdjustmentsController {
   /** Posts a manual stock adjustment straight to the ledger; 201 with the ledger transaction. */
   @Post()
   @Permissions('inventory:write')
+  @ApiOperation({ summary: 'Post a stock adjustment to the ledger' })
   async create(@Body() body: CreateAdjustmentDto) {
     const transaction = await this.ledger.post({
       type: 'adjustment',

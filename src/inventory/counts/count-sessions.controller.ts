@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../../auth/decorators';
 import { UuidParam } from '../../common/uuid';
 import { IfMatch } from '../../common/versioning';
@@ -10,7 +10,6 @@ const SHAPE =
   'A count session is {id, sessionNo, facilityId, status: open|completed|cancelled, notes, transactionId, completedAt, ' +
   'lines: [{itemId, locationId, lotId, lotNo, countedQty, systemQty, varianceQty}], version, createdBy, updatedBy, createdAt, updatedAt}; ' +
   'lines ordered by item number, location path, lot number; systemQty and varianceQty are null until completion; quantities in base units.';
-const IF_MATCH = { name: 'If-Match', required: false, description: 'expected version, e.g. "3" → 412 version_conflict if it moved on' };
 const SESSION = 'Count session';
 
 @ApiTags('inventory')
@@ -42,7 +41,6 @@ export class CountSessionsController {
   @Post(':id/lines')
   @HttpCode(200)
   @Permissions('inventory:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({
     summary: 'Record counts',
     description:
@@ -57,7 +55,6 @@ export class CountSessionsController {
   @Post(':id/complete')
   @HttpCode(200)
   @Permissions('inventory:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({
     summary: 'Complete a count session',
     description:
@@ -74,7 +71,6 @@ export class CountSessionsController {
   @Post(':id/cancel')
   @HttpCode(200)
   @Permissions('inventory:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Cancel an open count session', description: `open → cancelled; nothing is posted. ${SHAPE}` })
   async cancel(@UuidParam('id', SESSION) id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.sessions.cancel(id, ifMatch) };

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiTags, ApiOperation } from '@nestjs/swagger';
 import { Permissions } from '../../auth/decorators';
 import { toDate } from '../../common/dates';
 import { UuidParam } from '../../common/uuid';
@@ -18,12 +18,14 @@ export class ReservationsController {
 
   @Get('reservations')
   @Permissions('inventory:read')
+  @ApiOperation({ summary: 'List reservations' })
   list(@Query() query: ReservationQuery) {
     return this.reservations.list(query);
   }
 
   @Get('reservations/:id')
   @Permissions('inventory:read')
+  @ApiOperation({ summary: 'One reservation with its allocations' })
   async get(@UuidParam('id', 'Reservation') id: string) {
     return { data: await this.reservations.get(id) };
   }
@@ -31,12 +33,14 @@ export class ReservationsController {
   /** A soft hold against a demand document; 409 insufficient_stock beyond the facility's available-to-promise. */
   @Post('reservations')
   @Permissions('inventory:write')
+  @ApiOperation({ summary: 'Reserve stock at a facility' })
   async create(@Body() body: CreateReservationDto) {
     return { data: await this.ledger.reserve({ ...body, expiresAt: toDate(body.expiresAt) }) };
   }
 
   @Patch('reservations/:id')
   @Permissions('inventory:write')
+  @ApiOperation({ summary: 'Change an open reservation (quantity, expiry, notes)' })
   async update(@UuidParam('id', 'Reservation') id: string, @Body() body: UpdateReservationDto, @IfMatch() ifMatch?: number) {
     return { data: await this.ledger.updateReservation(id, { ...body, expiresAt: toDate(body.expiresAt) }, ifMatch) };
   }
@@ -44,6 +48,7 @@ export class ReservationsController {
   @Post('reservations/:id/allocate')
   @HttpCode(200)
   @Permissions('inventory:write')
+  @ApiOperation({ summary: 'Allocate a reservation to balances (given pins, or earliest expiry first)' })
   async allocate(@UuidParam('id', 'Reservation') id: string, @Body() body: AllocateDto, @IfMatch() ifMatch?: number) {
     return { data: await this.ledger.allocate(id, body.allocations, ifMatch) };
   }
@@ -51,6 +56,7 @@ export class ReservationsController {
   @Post('reservations/:id/release')
   @HttpCode(200)
   @Permissions('inventory:write')
+  @ApiOperation({ summary: 'Release a reservation: everything it holds is freed' })
   async release(@UuidParam('id', 'Reservation') id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.ledger.release(id, 'released', ifMatch) };
   }
@@ -58,6 +64,7 @@ export class ReservationsController {
   @Post('reservations/:id/cancel')
   @HttpCode(200)
   @Permissions('inventory:write')
+  @ApiOperation({ summary: 'Cancel a reservation: everything it holds is freed' })
   async cancel(@UuidParam('id', 'Reservation') id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.ledger.release(id, 'cancelled', ifMatch) };
   }
@@ -66,12 +73,14 @@ export class ReservationsController {
   @Post('reservations/:id/fulfill')
   @HttpCode(200)
   @Permissions('inventory:write')
+  @ApiOperation({ summary: 'Fulfil a reservation: issue its allocated stock in one ledger transaction' })
   async fulfill(@UuidParam('id', 'Reservation') id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.ledger.fulfill(id, ifMatch) };
   }
 
   @Get('allocations')
   @Permissions('inventory:read')
+  @ApiOperation({ summary: 'List allocations' })
   allocations(@Query() query: AllocationQuery) {
     return this.reservations.allocations(query);
   }

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../../auth/decorators';
 import { UuidParam } from '../../common/uuid';
 import { IfMatch } from '../../common/versioning';
@@ -10,7 +10,6 @@ const SHAPE =
   'A transfer order is {id, transferNo, fromFacilityId, toFacilityId, status: draft|shipped|received|cancelled, notes, ' +
   'lines: [{id, lineNo, itemId, qty, fromLocationId, toLocationId, lotId, qtyShipped, qtyReceived}], shippedAt, receivedAt, ' +
   'version, createdBy, updatedBy, createdAt, updatedAt}; quantities in the item\'s base unit.';
-const IF_MATCH = { name: 'If-Match', required: false, description: 'expected version, e.g. "3" → 412 version_conflict if it moved on' };
 
 @ApiTags('inventory')
 @Controller('v1/inventory/transfers')
@@ -46,7 +45,6 @@ export class TransfersController {
 
   @Patch(':id')
   @Permissions('inventory:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Change a draft transfer order', description: `Draft only (else 409 invalid_state). notes and/or lines (replace all lines). ${SHAPE}` })
   async update(@UuidParam('id', 'Transfer order') id: string, @Body() body: UpdateTransferDto, @IfMatch() ifMatch?: number) {
     return { data: await this.transfers.update(id, body, ifMatch) };
@@ -55,7 +53,6 @@ export class TransfersController {
   @Post(':id/ship')
   @HttpCode(200)
   @Permissions('inventory:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({
     summary: 'Ship a draft transfer order',
     description:
@@ -70,7 +67,6 @@ export class TransfersController {
   @Post(':id/receive')
   @HttpCode(200)
   @Permissions('inventory:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({
     summary: 'Receive a shipped transfer order',
     description: 'shipped → received: posts one `transfer_in` putting each line at its to location (Available status); qtyReceived = qtyShipped. ' + SHAPE,
@@ -82,7 +78,6 @@ export class TransfersController {
   @Post(':id/cancel')
   @HttpCode(200)
   @Permissions('inventory:write')
-  @ApiHeader(IF_MATCH)
   @ApiOperation({ summary: 'Cancel a draft transfer order', description: `draft → cancelled; nothing is posted. ${SHAPE}` })
   async cancel(@UuidParam('id', 'Transfer order') id: string, @IfMatch() ifMatch?: number) {
     return { data: await this.transfers.cancel(id, ifMatch) };

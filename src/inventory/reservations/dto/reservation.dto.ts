@@ -27,7 +27,7 @@ export class UpdateReservationDto {
   @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'ISO 8601; null clears it' })
   @IsOptional() @IsDateTime()
   expiresAt?: string | null;
-  @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(1000) notes?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 1000 }) @IsOptional() @IsString() @MaxLength(1000) notes?: string | null;
 }
 
 export class PinDto {

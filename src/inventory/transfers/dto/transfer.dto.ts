@@ -49,7 +49,7 @@ export class CreateTransferDto extends TransferLinesDto {
 }
 
 export class UpdateTransferDto {
-  @ApiPropertyOptional({ maxLength: 2000, nullable: true }) @IsOptional() @IsString() @MaxLength(2000) notes?: string | null;
+  @ApiPropertyOptional({ type: String, maxLength: 2000, nullable: true }) @IsOptional() @IsString() @MaxLength(2000) notes?: string | null;
 
   @ApiPropertyOptional({ type: [TransferLineDto], description: 'replaces all lines' })
   @IsOptionalNonNull() @NestedArray(TransferLineDto, { min: 1, max: MAX_DOCUMENT_LINES })

@@ -1,0 +1,132 @@
+import type { INestApplication } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { PERMISSIONS_KEY, PUBLIC_KEY } from '../auth/decorators';
+import type { ErrorCode } from './errors';
+import { VERSIONED_KEY } from './versioning';
+
+type Operation = {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  parameters?: Array<{ in: string; name: string }>;
+  requestBody?: unknown;
+  responses: Record<string, { description: string; content?: Record<string, { schema: unknown }> }>;
+  security?: unknown[];
+  'x-permissions'?: string[];
+};
+
+const ERROR_CODES: ErrorCode[] = [
+  'validation_failed', 'bad_request', 'unauthorized', 'forbidden', 'not_found', 'duplicate', 'invalid_state', 'insufficient_stock',
+  'over_receipt', 'idempotency_conflict', 'version_conflict', 'payload_too_large', 'rate_limited', 'internal_error', 'service_unavailable',
+];
+
+const SCHEMAS = {
+  ErrorBody: {
+    type: 'object',
+    required: ['error', 'message', 'status'],
+    description: 'Every error answer (CONTRACT §2). A 400 validation_failed lists at most 50 details.',
+    properties: {
+      error: { type: 'string', enum: ERROR_CODES },
+      message: { type: 'string' },
+      status: { type: 'integer', minimum: 400, maximum: 599 },
+      details: {
+        type: 'array',
+        maxItems: 50,
+        items: {
+          type: 'object',
+          required: ['message'],
+          properties: { field: { type: 'string', example: 'lines[0].qty' }, message: { type: 'string' } },
+          additionalProperties: true,
+        },
+      },
+    },
+  },
+  Record: {
+    type: 'object',
+    required: ['data'],
+    description: 'One record: its fields are listed in the operation description.',
+    properties: { data: { type: 'object', additionalProperties: true } },
+  },
+  List: {
+    type: 'object',
+    required: ['data', 'count', 'limit', 'offset'],
+    description: 'A page of records (fields in the operation description), the total count of matches, and the page bounds.',
+    properties: {
+      data: { type: 'array', items: { type: 'object', additionalProperties: true } },
+      count: { type: 'integer', minimum: 0 },
+      limit: { type: 'integer', minimum: 1, maximum: 500 },
+      offset: { type: 'integer', minimum: 0 },
+    },
+  },
+};
+
+const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } });
+
+/**
+ * Completes the generated OpenAPI description from what the routes themselves declare, so a new route
+ * cannot forget a part: its permission (`@Permissions`, or public), the bearer requirement, the error
+ * responses it can give (by method, parameters, body and `@IfMatch`), and the success envelope. Routes
+ * document their own summary, parameters (`@UuidParam` is `format: uuid`, `@IfMatch` the header) and
+ * bodies (DTOs).
+ */
+export function completeDocument(doc: OpenAPIObject, app: INestApplication): OpenAPIObject {
+  const handlers = new Map<string, { handler: object; controller: object }>();
+  for (const wrapper of app.get(DiscoveryService).getControllers()) {
+    const controller = wrapper.metatype as (new (...args: never[]) => object) | undefined;
+    if (!controller?.prototype) continue;
+    for (const name of Object.getOwnPropertyNames(controller.prototype)) {
+      if (name !== 'constructor') handlers.set(`${controller.name}_${name}`, { handler: controller.prototype[name as keyof object], controller });
+    }
+  }
+  doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, ...SCHEMAS } } as OpenAPIObject['components'];
+  doc.info.description =
+    'Multi-tenant inventory management over HTTP/JSON: catalog (units, items, facilities, locations), the inventory ledger ' +
+    '(adjustments, balances, availability, transactions, lots, serials, reservations, transfers, counts, reorder policies), ' +
+    'procurement, sales and production. Every /v1 route needs a bearer token (tenant and permissions in its claims); each ' +
+    "operation names its permission. Errors share one shape (ErrorBody). Writes take an optional Idempotency-Key; versioned " +
+    'documents take If-Match and answer with an ETag.';
+
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item as Record<string, Operation>)) {
+      const found = op.operationId ? handlers.get(op.operationId) : undefined;
+      const meta = <T>(key: string): T | undefined =>
+        found ? ((Reflect.getMetadata(key, found.handler) ?? Reflect.getMetadata(key, found.controller)) as T | undefined) : undefined;
+      const isPublic = !!meta<boolean>(PUBLIC_KEY);
+      const permissions = meta<string[]>(PERMISSIONS_KEY) ?? [];
+      const versioned = !!meta<boolean>(VERSIONED_KEY);
+      const access = isPublic ? 'Public: no token.' : `Permission: \`${permissions.join('`, `')}\`.`;
+      op.description = op.description ? `${access}\n\n${op.description}` : access;
+      if (isPublic) op.security = [];
+      else op['x-permissions'] = permissions;
+
+      // The success answer: a page for a collection GET, else one record.
+      const success = Object.keys(op.responses ?? {}).find((code) => code.startsWith('2'));
+      const isList = method === 'get' && !/\}$/.test(path) && path.startsWith('/v1/');
+      const schema = isPublic ? { type: 'object', additionalProperties: true } : { $ref: `#/components/schemas/${isList ? 'List' : 'Record'}` };
+      if (success && !op.responses[success].content) op.responses[success].content = { 'application/json': { schema } };
+
+      if (isPublic) {
+        if (path === '/health') op.responses['503'] = { description: 'The database is not reachable or not migrated yet (readiness fails)' };
+        continue;
+      }
+      const params = op.parameters ?? [];
+      const hasBody = !!op.requestBody;
+      const responses: Record<string, ReturnType<typeof error>> = {};
+      if (hasBody || params.some((p) => p.in === 'query' || p.in === 'header'))
+        responses['400'] = error('validation_failed: the body, query or a header is not valid (details list each field); bad_request: malformed JSON or not JSON');
+      responses['401'] = error('unauthorized: no token, or it is malformed, expired, for another audience or signed by an unknown key (WWW-Authenticate: Bearer)');
+      responses['403'] = error(`forbidden: the token lacks ${permissions.length ? `\`${permissions.join('`, `')}\`` : 'the permission'}`);
+      if (params.some((p) => p.in === 'path') || hasBody)
+        responses['404'] = error("not_found: no such record in the token's tenant (also a malformed id in the path, another tenant's id, or an unknown id in the body, named by its field)");
+      if (method === 'post' || method === 'patch')
+        responses['409'] = error('duplicate, invalid_state (not allowed in the current state; the message names it), insufficient_stock or over_receipt (details list every shortfall), idempotency_conflict');
+      if (versioned) responses['412'] = error('version_conflict: If-Match names an older version of the document; reload it and retry');
+      if (hasBody) responses['413'] = error('payload_too_large: the body exceeds 1 MiB');
+      responses['429'] = error("rate_limited: the tenant's requests per minute are used up (Retry-After)");
+      responses['503'] = error('service_unavailable: the database is unreachable, busy past a timeout, or the service is shutting down (Retry-After); a write whose COMMIT was in flight says so');
+      op.responses = { ...op.responses, ...responses };
+    }
+  }
+  return doc;
+}
