@@ -71,6 +71,8 @@ describe('the OpenAPI description is complete and valid', () => {
         if (path.includes('{') && !op.responses['404']) problems.push(`${at}: no 404`);
         if (op.requestBody && !op.responses['400']) problems.push(`${at}: a body but no 400`);
         if (op.parameters?.some((p) => p.name === 'If-Match') && !op.responses['412']) problems.push(`${at}: If-Match but no 412`);
+        if (op.parameters?.some((p) => p.name === 'If-Match') && !(success?.[1] as { headers?: { ETag?: unknown } } | undefined)?.headers?.ETag) problems.push(`${at}: If-Match but no ETag`);
+        if (method === 'post' && !op.parameters?.some((p) => p.name === 'Idempotency-Key' && p.in === 'header')) problems.push(`${at}: no Idempotency-Key`);
         if (!op['x-permissions']?.length || !op.description?.startsWith('Permission: `')) problems.push(`${at}: no permission`);
         if (op.security?.length === 0) problems.push(`${at}: a /v1 route documented as public`);
       }
