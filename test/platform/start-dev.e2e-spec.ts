@@ -1,9 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFileSync, cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { testDatabaseUrl } from '../support/app';
 import { DIST_DIR } from '../support/dist';
 import { freePort } from '../support/ports';
 
@@ -11,7 +11,7 @@ const root = join(__dirname, '..', '..');
 
 /** `npm run start:dev` (scripts/dev.js) in a copy of the project, so the change it reacts to touches nothing here. */
 describe('npm run start:dev', () => {
-  it('restarts the service when a source file changes, and stops cleanly', async () => {
+  it('restarts the service when a source file changes, on the same embedded PostgreSQL, and stops it cleanly', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'inventory-dev-'));
     let child: ChildProcess | undefined;
     try {
@@ -19,10 +19,15 @@ describe('npm run start:dev', () => {
       cpSync(DIST_DIR, join(dir, 'dist'), { recursive: true }); // what `npm run build` leaves before it
       symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
       const port = await freePort();
+      const pgPort = await freePort();
+      const pgDir = join(dir, '.data', 'postgres');
+      chmodSync(dir, 0o755); // as root the embedded PostgreSQL runs as the postgres user, which must traverse it
+      // No DATABASE_URL: the service starts its embedded PostgreSQL, as a new user's `npm run start:dev` does.
       child = spawn(process.execPath, [join(dir, 'scripts', 'dev.js')], {
         cwd: dir,
-        env: { PATH: process.env.PATH ?? '', DATABASE_URL: testDatabaseUrl(), PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'test', LOG_LEVEL: 'info' },
+        env: { PATH: process.env.PATH ?? '', EMBEDDED_PG_DIR: pgDir, EMBEDDED_PG_PORT: String(pgPort), PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'test', LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true, // its own process group: a failed test kills tsc and the service with it
       });
       let output = '';
       child.stdout!.on('data', (d) => (output += d));
@@ -33,21 +38,37 @@ describe('npm run start:dev', () => {
         while (!probe() && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
         if (!probe()) throw new Error(`timed out; output so far:\n${output}`);
       };
-      await until(() => listening() === 1, 60_000);
+      await until(() => listening() === 1, 90_000);
       expect((await fetch(`http://127.0.0.1:${port}/v1/uoms`)).status).toBe(200); // dev mode by default
+      const created = await fetch(`http://127.0.0.1:${port}/v1/uoms`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ code: 'PAL', name: 'Pallet', decimals: 0 }),
+      });
+      expect(created.status).toBe(201);
 
       appendFileSync(join(dir, 'src', 'main.ts'), '\n// changed\n');
       await until(() => listening() === 2, 60_000);
       expect((await fetch(`http://127.0.0.1:${port}/health/live`)).status).toBe(200);
       expect(output).toMatch(/stopped on SIGTERM/); // the old process drained and stopped before the new one
+      // The new process started the same embedded database again: what was written before is there.
+      const uoms = (await (await fetch(`http://127.0.0.1:${port}/v1/uoms?limit=100`)).json()) as { data: Array<{ code: string }> };
+      expect(uoms.data.map((u) => u.code)).toContain('PAL');
 
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
       const [code] = await exited;
       expect(code).toBe(0);
+      // The embedded PostgreSQL stopped with it: nothing listens on its port, no postmaster.pid left.
+      const refused = await new Promise<boolean>((r) => {
+        const socket = connect(pgPort, '127.0.0.1');
+        socket.once('connect', () => (socket.destroy(), r(false)));
+        socket.once('error', () => r(true));
+      });
+      expect({ refused, pid: existsSync(join(pgDir, 'postmaster.pid')) }).toEqual({ refused: true, pid: false });
     } finally {
-      if (child && child.exitCode === null) child.kill('SIGKILL');
+      if (child && child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 150_000);
+  }, 240_000);
 });
