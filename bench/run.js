@@ -60,7 +60,11 @@ async function database() {
   if (env.BENCH_DATABASE_URL) return { url: env.BENCH_DATABASE_URL, stop: async () => undefined };
   const { startEmbeddedPostgres } = require(join(ROOT, 'dist/database/embedded-postgres.js'));
   const dir = mkdtempSync(join(tmpdir(), 'inventory-bench-pg-'));
-  const flags = STATEMENTS ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track=all'] : [];
+  const flags = STATEMENTS
+    ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track=all', '-c', 'pg_stat_statements.track_planning=on']
+    : [];
+  // BENCH_PG_SETTINGS="name=value …": more server settings for an experiment (printed in the report's header).
+  for (const setting of (env.BENCH_PG_SETTINGS ?? '').split(' ').filter(Boolean)) flags.push('-c', setting);
   const db = await startEmbeddedPostgres({ dir, port: await freePort(), database: 'inventory_bench', fast: !config.durable, flags });
   return { url: db.url, stop: async () => (await db.stop(), rmSync(dir, { recursive: true, force: true })) };
 }
@@ -129,7 +133,7 @@ function writeCheck(kind, before, after, status) {
 /** BENCH_STATEMENTS: the scenario's statements by total execution time, per request. */
 async function statementProfile(pg, requests) {
   const { rows } = await pg.query(`SELECT calls, total_exec_time, total_plan_time, shared_blks_hit, wal_records, query
-      FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC LIMIT 12`);
+      FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time + total_plan_time DESC LIMIT 14`);
   log('      calls/req  exec ms/req  plan ms/req  blks/call  wal/call  statement');
   for (const s of rows) {
     log(`      ${(s.calls / requests).toFixed(2).padStart(9)}  ${(s.total_exec_time / requests).toFixed(3).padStart(11)}  ${(s.total_plan_time / requests).toFixed(3).padStart(11)}  ` +

@@ -1,21 +1,49 @@
 import { createHash } from 'node:crypto';
 
-const names = new Map<string, { name: string; text: string }>();
+/** What node-postgres receives for a prepared statement; `generic` is read by the unit of work (unit-of-work.ts). */
+export interface PreparedConfig {
+  name: string;
+  text: string;
+  generic: boolean;
+}
+
+const configs = new Map<string, PreparedConfig>();
 
 /**
- * A hot statement as a named prepared statement: node-postgres parses and plans it once per connection
- * and afterwards sends only its name and parameters. The name is derived from the text, so one name
- * never stands for two texts. Use it for fixed SQL on the request path (`m.query(prepared(SQL), params)`);
+ * A hot statement as a named prepared statement: node-postgres parses it once per connection and
+ * afterwards sends only its name and parameters. The name is derived from the text, so one name never
+ * stands for two texts. Use it for fixed SQL on the request path (`m.query(prepared(SQL), params)`);
  * keep explicit column lists in it (a prepared `SELECT *` breaks when a migration adds a column).
+ *
+ * Parsing once is not planning once: PostgreSQL plans a prepared statement for its parameter values
+ * ("custom plan") and keeps doing so whenever its plan without values looks costlier — always, for a
+ * statement that reads `unnest($n::uuid[])` (10 rows estimated without the array, 1 with it). A posting's
+ * statements spent more time in the planner than in the executor that way. `{ generic: true }` runs the
+ * statement with its generic plan, built once per connection (and again after an ANALYZE changes the
+ * statistics): the unit of work sets `plan_cache_mode = force_generic_plan` in the transaction before
+ * it, with hash and merge joins off (UnitOfWork): without the values the planner guesses 10 rows for an
+ * `unnest($n)` and would rather hash-join a whole small table than look its rows up. Use it for
+ * statements whose every scan is a key look-up, whatever the values; leave it off for lists, whose
+ * filters are optional (`$2 IS NULL OR …`) and whose joins may rightly be hash joins.
  *
  * TypeORM's `query(text, params)` hands its first argument to the driver as it is, and node-postgres
  * takes a `{name, text}` config there: hence the cast.
  */
-export function prepared(text: string): string {
-  let config = names.get(text);
+export function prepared(text: string, options: { generic?: boolean } = {}): string {
+  const generic = !!options.generic;
+  const key = `${generic ? 'g' : 'c'}:${text}`;
+  let config = configs.get(key);
   if (!config) {
-    config = { name: `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text };
-    names.set(text, config);
+    config = { name: `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text, generic };
+    configs.set(key, config);
   }
   return config as unknown as string;
+}
+
+/** `prepared(text, GENERIC)`: a key look-up that runs with its generic plan. */
+export const GENERIC = { generic: true } as const;
+
+/** Whether a statement handed to the driver asks for its generic plan (`prepared(text, { generic: true })`). */
+export function wantsGenericPlan(statement: unknown): boolean {
+  return typeof statement === 'object' && statement !== null && (statement as Partial<PreparedConfig>).generic === true;
 }

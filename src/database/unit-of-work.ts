@@ -7,6 +7,7 @@ import { Principal } from '../tenancy/request-context';
 import { APP_ROLE, RETRYABLE_SQLSTATES } from './constants';
 import { DEFAULT_POOL, POOL_SETTINGS, PoolSettings } from './data-source';
 import { DatabaseConnector } from './connector';
+import { wantsGenericPlan } from './prepared';
 import { TenantGate } from './tenant-gate';
 
 const MAX_ATTEMPTS = 4;
@@ -153,12 +154,22 @@ export class UnitOfWork {
         process.nextTick(() => stream.uncork());
       };
       const early: EarlyCommit = { armed: false };
+      // Whether the transaction runs statements with their generic plans (planMode): while the ones that ask
+      // for it run (prepared.ts); not for the others. A change rides in the same write as the statement.
+      let generic = false;
       client.query = function (this: PgClient, ...args: unknown[]) {
         if (commitSent) throw new Error('A statement after the unit of work sent its COMMIT (commitWith must wrap the last statement)');
+        const wantsGeneric = wantsGenericPlan(args[0]);
         if (!opened) {
           corked();
-          opened = query.call(client, open);
+          generic = wantsGeneric;
+          opened = query.call(client, generic ? `${open}; ${planMode(true)}` : open);
           opened.catch(() => undefined);
+        } else if (wantsGeneric !== generic) {
+          corked();
+          generic = wantsGeneric;
+          // Its failure (an aborted transaction) is the statement behind it's failure too.
+          query.call(client, planMode(generic)).catch(() => undefined);
         }
         if (!early.armed) return query.apply(this, args);
         early.armed = false;
@@ -223,6 +234,16 @@ export class UnitOfWork {
     }
   }
 }
+
+/**
+ * Transaction-local settings for the statements that follow: generic plans, built as nested loops over
+ * key look-ups (`prepared(text, GENERIC)`: without parameter values the planner guesses 10 rows for an
+ * `unnest($n)` and may hash-join a whole small table instead), or back to the session's own settings.
+ */
+const planMode = (generic: boolean) =>
+  generic
+    ? `SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`
+    : `SET LOCAL plan_cache_mode TO DEFAULT; SET LOCAL enable_hashjoin TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT`;
 
 /** Set by commitWith for the next statement sent: COMMIT goes out right behind it. */
 interface EarlyCommit {

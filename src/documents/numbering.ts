@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../database/unit-of-work';
-import { prepared } from '../database/prepared';
+import { GENERIC, prepared } from '../database/prepared';
 
 export type NumberPrefix = 'PO' | 'SO' | 'TO' | 'WO' | 'RQ' | 'GR' | 'CS' | 'TX' | 'RS';
 
@@ -25,7 +25,7 @@ export class DocumentNumbers {
   constructor(private readonly uow: UnitOfWork) {}
 
   async next(prefix: NumberPrefix): Promise<string> {
-    const [{ no }] = await this.uow.manager.query(prepared(nextNumberSql(prefix)), [this.uow.tenantId]);
+    const [{ no }] = await this.uow.manager.query(prepared(nextNumberSql(prefix), GENERIC), [this.uow.tenantId]);
     return no;
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { invalidField, invalidState, unknownReference } from '../common/errors';
 import { UnitOfWork } from '../database/unit-of-work';
-import { prepared } from '../database/prepared';
+import { GENERIC, prepared } from '../database/prepared';
 import { unique } from './fields';
 
 export interface ItemRef {
@@ -67,7 +67,7 @@ export class CatalogRefs {
    * flag cannot change (PATCH locks the item for update) while a document or posting relies on them.
    */
   async items(ids: string[]): Promise<Map<string, ItemRef>> {
-    const rows: ItemRef[] = await this.uow.manager.query(prepared(ITEM_REFS), [this.uow.tenantId, unique(ids)]);
+    const rows: ItemRef[] = await this.uow.manager.query(prepared(ITEM_REFS, GENERIC), [this.uow.tenantId, unique(ids)]);
     return new Map(rows.map((r) => [r.id, r]));
   }
 
@@ -80,7 +80,7 @@ export class CatalogRefs {
       prepared(`WITH i AS (${ITEM_REFS})
        SELECT (SELECT coalesce(json_agg(i), '[]') FROM i) AS items,
               (SELECT coalesce(json_agg(l), '[]') FROM (${LOCATION_REFS.replace('$2', '$3')}) l) AS locations,
-              (SELECT coalesce(json_agg(s ORDER BY s.code), '[]') FROM (${STATUS_REFS}) s) AS statuses`),
+              (SELECT coalesce(json_agg(s ORDER BY s.code), '[]') FROM (${STATUS_REFS}) s) AS statuses`, GENERIC),
       [this.uow.tenantId, unique(itemIds), unique(locationIds)],
     );
     return { items: new Map(row.items.map((r) => [r.id, r])), locations: new Map(row.locations.map((r) => [r.id, r])), statuses: row.statuses };
@@ -101,7 +101,7 @@ export class CatalogRefs {
   }
 
   async locations(ids: string[]): Promise<Map<string, LocationRef>> {
-    const rows: LocationRef[] = await this.uow.manager.query(prepared(LOCATION_REFS), [this.uow.tenantId, unique(ids)]);
+    const rows: LocationRef[] = await this.uow.manager.query(prepared(LOCATION_REFS, GENERIC), [this.uow.tenantId, unique(ids)]);
     return new Map(rows.map((r) => [r.id, r]));
   }
 
@@ -147,7 +147,7 @@ export class CatalogRefs {
 
   /** The tenant's stock statuses (a handful of rows). */
   async statuses(): Promise<StatusRef[]> {
-    return this.uow.manager.query(prepared(`${STATUS_REFS} ORDER BY code`), [this.uow.tenantId]);
+    return this.uow.manager.query(prepared(`${STATUS_REFS} ORDER BY code`, GENERIC), [this.uow.tenantId]);
   }
 
   /** A status by id (404 naming the field), or AVAILABLE when none is given. */

@@ -1,5 +1,6 @@
 import { fromDist, nativeRequire } from '../support/dist';
 import type * as UowModule from '../../src/database/unit-of-work';
+import type * as PreparedModule from '../../src/database/prepared';
 import { newTenant, startApp, TestContext } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
 
@@ -18,6 +19,8 @@ describe('round trips per request', () => {
   let ctx: TestContext;
   const sent: string[] = [];
   const dbSockets = new WeakSet<object>();
+  /** The database connections (node-postgres clients) the service sent statements on. */
+  const clients = new Set<{ query: (text: string) => Promise<{ rows: unknown[] }> }>();
   let writes = 0;
   const original = Client.prototype.query;
   const originalWrite = Socket.prototype._writeGeneric;
@@ -27,6 +30,7 @@ describe('round trips per request', () => {
       const q = args[0] as string | { text: string };
       sent.push(typeof q === 'string' ? q : q.text);
       dbSockets.add(this.connection.stream);
+      clients.add(this as never);
       return original.apply(this, args);
     };
     Socket.prototype._writeGeneric = function (this: object, ...args: unknown[]) {
@@ -114,5 +118,61 @@ describe('round trips per request', () => {
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
     const statements = await statementsOf(() => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: -2 }));
     expect(statements).toHaveLength(6);
+  });
+
+  describe('plan cache', () => {
+    /** What pg_prepared_statements says of the statements matching `pattern`, summed over the service's connections. */
+    async function plans(pattern: RegExp): Promise<{ statements: number; generic: number; custom: number }> {
+      await new Promise((r) => setTimeout(r, 20)); // read-only COMMITs still on their way
+      const total = { statements: 0, generic: 0, custom: 0 };
+      for (const client of clients) {
+        const { rows } = await original.call(client, 'SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements') as {
+          rows: Array<{ statement: string; generic_plans: string; custom_plans: string }>;
+        };
+        for (const r of rows.filter((row) => pattern.test(row.statement))) {
+          total.statements++;
+          total.generic += Number(r.generic_plans);
+          total.custom += Number(r.custom_plans);
+        }
+      }
+      return total;
+    }
+
+    it("a posting's statements are planned once per connection, not at every execution (generic plans)", async () => {
+      const t = await newTenant(ctx);
+      const f = await inventoryFixture(t);
+      const journal = /INSERT INTO ledger_transactions/;
+      const lookups = /^WITH i AS \(SELECT i\.id/;
+      const counters = /FOR UPDATE OF b[\s\S]*FOR UPDATE OF p/;
+      const before = await Promise.all([journal, lookups, counters].map(plans));
+      // Inbound and outbound, one after another: more than the five custom plans PostgreSQL tries before it
+      // would choose by cost (and it would keep choosing custom plans for these statements).
+      for (let i = 0; i < 8; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i % 2 ? -1 : 3 });
+      const after = await Promise.all([journal, lookups, counters].map(plans));
+      for (const [i, a] of after.entries()) {
+        expect(a.statements).toBeGreaterThan(0);
+        expect(a.custom).toBe(before[i].custom);
+        expect(a.generic - before[i].generic).toBeGreaterThanOrEqual(8);
+      }
+    });
+
+    it('generic plans (and nested-loop joins) are forced only for the statements that ask for them, and only inside their transaction', async () => {
+      const t = await newTenant(ctx);
+      const uow = ctx.app.get(fromDist<typeof UowModule>('database/unit-of-work').UnitOfWork);
+      const { GENERIC, prepared } = fromDist<typeof PreparedModule>('database/prepared');
+      const mode = `SELECT concat_ws('/', current_setting('plan_cache_mode'), current_setting('enable_hashjoin'), current_setting('enable_mergejoin')) AS mode`;
+      const seen = await uow.run(async (m) => {
+        const modes: string[] = [];
+        for (const statement of [prepared(mode, GENERIC), mode, prepared(`${mode} -- again`, GENERIC), prepared(`${mode} -- listed`)]) {
+          const [row] = (await m.query(statement)) as Array<{ mode: string }>;
+          modes.push(row.mode);
+        }
+        return modes;
+      }, t.tenantId);
+      expect(seen).toEqual(['force_generic_plan/off/off', 'auto/on/on', 'force_generic_plan/off/off', 'auto/on/on']);
+      // transaction-local: the next unit of work on the connection starts in the default mode
+      const [next] = (await uow.run((m) => m.query(mode), t.tenantId)) as Array<{ mode: string }>;
+      expect(next.mode).toBe('auto/on/on');
+    });
   });
 });

@@ -4,7 +4,7 @@ import type { EntityTarget } from 'typeorm';
 import { invalidField, invalidState, notFound, unknownReference, withDuplicateMessages } from '../../common/errors';
 import { likePattern, Page, page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
-import { prepared } from '../../database/prepared';
+import { GENERIC, prepared } from '../../database/prepared';
 import { assertVersion } from '../../common/versioning';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Uom } from '../uoms/uom.entity';
@@ -54,7 +54,7 @@ export class ItemsService {
 
   /** One item with its identifiers, attributes and conversions: one prepared statement. */
   async get(id: string): Promise<ItemView> {
-    const [view]: ItemView[] = await this.uow.manager.query(prepared(`SELECT ${ITEM_VIEW} FROM items i WHERE i.tenant_id = $1 AND i.id = $2`), [this.uow.tenantId, id]);
+    const [view]: ItemView[] = await this.uow.manager.query(prepared(`SELECT ${ITEM_VIEW} FROM items i WHERE i.tenant_id = $1 AND i.id = $2`, GENERIC), [this.uow.tenantId, id]);
     if (!view) throw notFound('Item');
     return view;
   }

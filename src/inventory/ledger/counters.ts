@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { ErrorDetail, insufficientStock } from '../../common/errors';
-import { prepared } from '../../database/prepared';
+import { GENERIC, prepared } from '../../database/prepared';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Qty, qty as toQty, sql } from '../../documents/quantity';
 
@@ -75,7 +75,7 @@ export class Counters {
    */
   async apply(deltas: BalanceDelta[], available: (statusId: string) => boolean, extra: PositionDelta[] = []): Promise<void> {
     const write = await this.check(deltas, available, extra);
-    if (write) await this.m.query(prepared(`WITH ${write.sql(1)} SELECT 1`), [this.uow.tenantId, ...write.params]);
+    if (write) await this.m.query(prepared(`WITH ${write.sql(1)} SELECT 1`, GENERIC), [this.uow.tenantId, ...write.params]);
   }
 
   /**
@@ -122,8 +122,8 @@ export class Counters {
        SELECT 'b' AS kind, id, item_id, NULL::uuid AS facility_id, location_id, lot_id, status_id, qty_on_hand, qty_allocated, NULL::numeric AS qty_reserved FROM b
        UNION ALL
        SELECT 'p', NULL, item_id, facility_id, NULL, NULL, NULL, qty_available_on_hand, qty_allocated, qty_reserved FROM p`;
-    let rows: Row[] = await this.m.query(prepared(both(SELECT_BALANCES, SELECT_POSITIONS)), params);
-    if (rows.length < balances.length + positions.length) rows = await this.m.query(prepared(both(LOCK_BALANCES, LOCK_POSITIONS)), params);
+    let rows: Row[] = await this.m.query(prepared(both(SELECT_BALANCES, SELECT_POSITIONS), GENERIC), params);
+    if (rows.length < balances.length + positions.length) rows = await this.m.query(prepared(both(LOCK_BALANCES, LOCK_POSITIONS), GENERIC), params);
     const lockedBalances = new Map<string, { id: string; onHand: Decimal; allocated: Decimal }>();
     const lockedPositions = new Map<string, PositionRow>();
     for (const r of rows) {
@@ -144,7 +144,7 @@ export class Counters {
   async lockBalances(keys: BalanceKey[]): Promise<Map<string, { id: string; onHand: Decimal; allocated: Decimal }>> {
     const sorted = sortBy(keys, balanceKey);
     if (!sorted.length) return new Map();
-    const rows: BalanceRow[] = await this.m.query(prepared(LOCK_BALANCES), [this.uow.tenantId, ...balanceParams(sorted)]);
+    const rows: BalanceRow[] = await this.m.query(prepared(LOCK_BALANCES, GENERIC), [this.uow.tenantId, ...balanceParams(sorted)]);
     return new Map(rows.map((r) => [
       balanceKey({ itemId: r.item_id, locationId: r.location_id, lotId: r.lot_id, statusId: r.status_id }),
       { id: r.id, onHand: toQty(r.qty_on_hand), allocated: toQty(r.qty_allocated) },

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { AppError, assertVersion, insufficientStock, invalidField, invalidState, notFound, unknownReference } from '../../common/errors';
+import { GENERIC, prepared } from '../../database/prepared';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Transitions } from '../../documents/document-store';
 import { DocumentNumbers } from '../../documents/numbering';
@@ -242,7 +243,12 @@ export class Holds {
   async lapsedAt(positions: Array<{ itemId: string; facilityId: string }>): Promise<ReservationRow[]> {
     const keys = [...new Map(positions.map((p) => [positionKey(p), p])).values()];
     if (!keys.length) return [];
-    return this.lapsed(`(r.item_id, r.facility_id) IN (SELECT * FROM unnest($2::uuid[], $3::uuid[]))`, [keys.map((k) => k.itemId), keys.map((k) => k.facilityId)]);
+    // On every outbound posting: prepared, with explicit columns, and run with its generic plan.
+    return this.m.query(
+      prepared(`SELECT ${RESERVATION_COLUMNS} FROM reservations r WHERE r.tenant_id = $1 AND ${LAPSED}
+          AND (r.item_id, r.facility_id) IN (SELECT * FROM unnest($2::uuid[], $3::uuid[])) FOR UPDATE SKIP LOCKED`, GENERIC),
+      [this.uow.tenantId, keys.map((k) => k.itemId), keys.map((k) => k.facilityId)],
+    );
   }
 
   /** Releases the lapsed reservations of positions, so they block neither a posting nor a new hold. */
@@ -264,6 +270,10 @@ export class Holds {
 
   /** Lapsed reservations matching `where` (parameters from $2), locked, skipping those another unit of work holds. */
   private lapsed(where: string, params: unknown[]): Promise<ReservationRow[]> {
-    return this.m.query(`SELECT r.* FROM reservations r WHERE r.tenant_id = $1 AND ${LAPSED} AND ${where} FOR UPDATE SKIP LOCKED`, [this.uow.tenantId, ...params]);
+    return this.m.query(`SELECT ${RESERVATION_COLUMNS} FROM reservations r WHERE r.tenant_id = $1 AND ${LAPSED} AND ${where} FOR UPDATE SKIP LOCKED`, [this.uow.tenantId, ...params]);
   }
 }
+
+/** A reservation row's columns (ReservationRow). */
+const RESERVATION_COLUMNS = `r.id, r.reservation_no, r.item_id, r.facility_id, r.qty, r.qty_allocated, r.qty_fulfilled, r.status, r.demand_type,
+  r.demand_id, r.demand_line_id, r.expires_at, r.notes, r.version, r.created_by, r.updated_by, r.created_at, r.updated_at`;

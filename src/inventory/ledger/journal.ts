@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { notFound } from '../../common/errors';
 import { Metrics } from '../../metrics/metrics';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { prepared } from '../../database/prepared';
+import { GENERIC, prepared } from '../../database/prepared';
 import { nextNumberSql } from '../../documents/numbering';
 import { sql } from '../../documents/quantity';
 import { CounterWrite } from './counters';
@@ -56,7 +56,7 @@ export class Journal {
            FROM h, unnest($8::int[], $9::uuid[], $10::uuid[], $11::uuid[], $12::uuid[], $13::uuid[], $14::numeric[], $15::text[])
                 AS k(line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serials))
        ${counters ? `, ${counters.sql(15)}` : ''}
-       SELECT * FROM h`),
+       SELECT * FROM h`, GENERIC),
       [
         this.uow.tenantId,
         id,
@@ -82,7 +82,7 @@ export class Journal {
 
   async transaction(id: string): Promise<TransactionView> {
     const [header]: TransactionRow[] = await this.m.query(
-      prepared(`SELECT id, txn_no, type, posted_at, posted_by, reason, source_type, source_id FROM ledger_transactions WHERE tenant_id = $1 AND id = $2`),
+      prepared(`SELECT id, txn_no, type, posted_at, posted_by, reason, source_type, source_id FROM ledger_transactions WHERE tenant_id = $1 AND id = $2`, GENERIC),
       [this.uow.tenantId, id],
     );
     if (!header) throw notFound('Transaction');
@@ -100,7 +100,7 @@ export class Journal {
     return this.m.query(
       prepared(`SELECT ${LINE_COLUMNS} FROM ledger_lines l
          LEFT JOIN lots t ON t.tenant_id = l.tenant_id AND t.id = l.lot_id
-        WHERE l.tenant_id = $1 AND l.transaction_id = ANY($2::uuid[]) ORDER BY l.transaction_id, l.line_no`),
+        WHERE l.tenant_id = $1 AND l.transaction_id = ANY($2::uuid[]) ORDER BY l.transaction_id, l.line_no`, GENERIC),
       [this.uow.tenantId, transactionIds],
     );
   }

@@ -4,7 +4,7 @@ import { page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { num } from '../../documents/quantity';
-import { prepared } from '../../database/prepared';
+import { GENERIC, prepared } from '../../database/prepared';
 import { Journal } from '../ledger/journal';
 import { LAPSED_ALLOCATED, LAPSED_HOLDS } from '../ledger/lapsed';
 import { TransactionRow } from '../ledger/views';
@@ -171,7 +171,7 @@ export class StockService {
       // Every posting takes the next TX number, gap-free, so the tenant's TX counter is its number of
       // transactions (ledger:verify checks it): no count over a ledger of millions.
       const [{ count }] = await this.m.query(
-        prepared(`SELECT coalesce((SELECT last_value FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX'), 0)::int AS count`),
+        prepared(`SELECT coalesce((SELECT last_value FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX'), 0)::int AS count`, GENERIC),
         [this.uow.tenantId],
       );
       const rows: TransactionRow[] = await this.m.query(prepared(`${select} ORDER BY t.posted_at DESC, t.id DESC ${f.page(query)}`), f.params);
