@@ -63,7 +63,7 @@ async function database() {
   const flags = STATEMENTS
     ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track=all', '-c', 'pg_stat_statements.track_planning=on']
     : [];
-  // BENCH_PG_SETTINGS="name=value …": more server settings for an experiment (printed in the report's header).
+  // BENCH_PG_SETTINGS="name=value …" (embedded database only): more server settings, for an experiment.
   for (const setting of (env.BENCH_PG_SETTINGS ?? '').split(' ').filter(Boolean)) flags.push('-c', setting);
   const db = await startEmbeddedPostgres({ dir, port: await freePort(), database: 'inventory_bench', fast: !config.durable, flags });
   return { url: db.url, stop: async () => (await db.stop(), rmSync(dir, { recursive: true, force: true })) };
