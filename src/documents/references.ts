@@ -118,7 +118,7 @@ export class CatalogRefs {
   /** A known facility (404 naming the field), active for new work (409). */
   async facility(id: string, field: string, use: Use): Promise<FacilityRef> {
     const [f]: FacilityRef[] = await this.uow.manager.query(
-      `SELECT id, code, is_active AS "isActive" FROM facilities WHERE tenant_id = $1 AND id = $2`,
+      prepared(`SELECT id, code, is_active AS "isActive" FROM facilities WHERE tenant_id = $1 AND id = $2`, GENERIC),
       [this.uow.tenantId, id],
     );
     if (!f) throw unknownReference(field);

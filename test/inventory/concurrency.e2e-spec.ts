@@ -41,6 +41,11 @@ describe('ledger under concurrency', () => {
     expect(position).toEqual({ on_hand: 25, reserved: 25 });
     const [{ n }] = await sql(`SELECT count(*)::int AS n FROM reservations WHERE tenant_id = $1 AND status = 'open'`, [t.tenantId]);
     expect(n).toBe(25);
+    // Reservation numbers stay unique and gap-free under the race (refused ones take none), in the rows and the answers.
+    const numbers = await sql(`SELECT reservation_no FROM reservations WHERE tenant_id = $1 ORDER BY reservation_no`, [t.tenantId]);
+    const expected = Array.from({ length: 25 }, (_, i) => `RS-${String(i + 1).padStart(6, '0')}`);
+    expect(numbers.map((r: { reservation_no: string }) => r.reservation_no)).toEqual(expected);
+    expect(results.filter((x) => x.status === 201).map((x) => x.body.data.reservationNo).sort()).toEqual(expected);
     await expectInvariants(t.tenantId);
   });
 

@@ -120,6 +120,29 @@ describe('round trips per request', () => {
     expect(statements).toHaveLength(6);
   });
 
+  it('POST /v1/inventory/reservations: number, row and reserved counter in one statement sent with the COMMIT, and no read-back', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
+    await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 1 }).expect(201);
+    let created: { body: { data: Record<string, unknown> } } | undefined;
+    const statements = await statementsOf(async () => {
+      created = await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 2, notes: 'rt' }).expect(201);
+    });
+    // the tenant's RS number row is locked only from the last statement to the end of the COMMIT
+    expect(statements.at(-1)).toBe('COMMIT');
+    expect(statements.at(-2)).toMatch(/UPDATE inventory_positions[\s\S]*document_sequences[\s\S]*INSERT INTO reservations/);
+    // open + item, facility, expired holds in the way, position locked, then the insert with the COMMIT
+    expect(statements).toHaveLength(7);
+    expect(writes).toBe(5);
+    expect(statements.filter((q) => /document_sequences/.test(q))).toHaveLength(1);
+    const data = created!.body.data;
+    expect(data).toMatchObject({ status: 'open', qty: 2, qtyAllocated: 0, notes: 'rt', allocations: [], version: 1 });
+    expect(data.reservationNo).toMatch(/^RS-\d{6}$/);
+    // the answer built from the inserted row is what a read answers
+    expect((await t.get(`/v1/inventory/reservations/${data.id as string}`).expect(200)).body.data).toEqual(data);
+  });
+
   describe('plan cache', () => {
     /** What pg_prepared_statements says of the statements matching `pattern`, summed over the service's connections. */
     async function plans(pattern: RegExp): Promise<{ statements: number; generic: number; custom: number }> {

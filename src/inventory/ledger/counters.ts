@@ -75,7 +75,12 @@ export class Counters {
    */
   async apply(deltas: BalanceDelta[], available: (statusId: string) => boolean, extra: PositionDelta[] = []): Promise<void> {
     const write = await this.check(deltas, available, extra);
-    if (write) await this.m.query(prepared(`WITH ${write.sql(1)} SELECT 1`, GENERIC), [this.uow.tenantId, ...write.params]);
+    if (write) await this.write(write);
+  }
+
+  /** Writes a checked change on its own (when no statement of the caller's can carry it). */
+  async write(write: CounterWrite): Promise<void> {
+    await this.m.query(prepared(`WITH ${write.sql(1)} SELECT 1`, GENERIC), [this.uow.tenantId, ...write.params]);
   }
 
   /**

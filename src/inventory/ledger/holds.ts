@@ -5,12 +5,12 @@ import { AppError, assertVersion, insufficientStock, invalidField, invalidState,
 import { GENERIC, prepared } from '../../database/prepared';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Transitions } from '../../documents/document-store';
-import { DocumentNumbers } from '../../documents/numbering';
+import { DocumentNumbers, nextNumberSql } from '../../documents/numbering';
 import { Qty, qty as toQty, sql } from '../../documents/quantity';
 import { at, CatalogRefs, ItemRef } from '../../documents/references';
 import { checkBaseDecimals } from '../../documents/tracking';
-import { BalanceDelta, Counters, PositionDelta, positionKey, shortage } from './counters';
-import { LAPSED, LAPSED_HOLDS } from './lapsed';
+import { BalanceDelta, CounterWrite, Counters, PositionDelta, positionKey, shortage } from './counters';
+import { LAPSED, LAPSED_HOLDS, RESERVATION_NOW } from './lapsed';
 import { Hold } from './posting';
 import { AllocationRow, ReservationRow } from './views';
 
@@ -56,24 +56,36 @@ export class Holds {
     return this.uow.manager;
   }
 
-  /** A new soft hold (new work: the item and facility must be active), refused beyond available-to-promise. */
-  async reserve(hold: Hold): Promise<string> {
+  /**
+   * A new soft hold (new work: the item and facility must be active), refused beyond available-to-promise.
+   * The reservation number, the row and the reserved counter are written in one statement, the last
+   * before COMMIT where nothing can follow (`hold.last`, no expiry): the tenant's number row is then
+   * locked only while the server commits. Returns the new row as it reads now, unless it lapsed at once
+   * (an expiry in the past), in which case it is released and only its id is returned.
+   */
+  async reserve(hold: Hold): Promise<{ id: string; row?: ReservationRow }> {
     const item = await this.refs.oneStockItem(hold.itemId, at(hold.field, 'itemId'), 'new');
     await this.refs.facility(hold.facilityId, at(hold.field, 'facilityId'), 'new');
     const qty = positiveQty(hold.qty, item, at(hold.field, 'qty'));
     await this.releaseLapsed([{ itemId: item.id, facilityId: hold.facilityId }]);
-    await this.changeReserved(item, hold.facilityId, qty, at(hold.field, 'qty'));
+    const counters = (await this.checkReserved(item, hold.facilityId, qty, at(hold.field, 'qty')))!;
     const id = randomUUID();
-    const reservationNo = await this.numbers.next('RS');
-    await this.m.query(
-      `INSERT INTO reservations (tenant_id, id, reservation_no, item_id, facility_id, qty, status, demand_type,
-                                 demand_id, demand_line_id, expires_at, notes, created_by, updated_by)
-       VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8, $9, $10, $11, $12, $12)`,
-      [this.uow.tenantId, id, reservationNo, item.id, hold.facilityId, sql(qty), hold.demandType ?? 'manual',
-        hold.demandId ?? null, hold.demandLineId ?? null, hold.expiresAt ?? null, hold.notes ?? null, this.uow.userId],
-    );
-    if (hold.expiresAt) await this.releaseIfLapsed(id);
-    return id;
+    const insert = () =>
+      this.m.query(
+        prepared(`WITH ${counters.sql(11)}, n AS (${nextNumberSql('RS')}),
+         r AS (
+           INSERT INTO reservations (tenant_id, id, reservation_no, item_id, facility_id, qty, status, demand_type,
+                                     demand_id, demand_line_id, expires_at, notes, created_by, updated_by)
+           SELECT $1, $2, n.no, $3, $4, $5, 'open', $6, $7, $8, $9, $10, $11, $11 FROM n
+           RETURNING *)
+         SELECT ${RESERVATION_NOW}, ${LAPSED} AS lapsed FROM r`, GENERIC),
+        [this.uow.tenantId, id, item.id, hold.facilityId, sql(qty), hold.demandType ?? 'manual', hold.demandId ?? null,
+          hold.demandLineId ?? null, hold.expiresAt ?? null, hold.notes ?? null, this.uow.userId, ...counters.params],
+      ) as Promise<Array<ReservationRow & { lapsed: boolean }>>;
+    const [{ lapsed, ...row }] = hold.last && !hold.expiresAt ? await this.uow.commitWith(insert) : await insert();
+    if (!lapsed) return { id, row };
+    await this.releaseIfLapsed(id);
+    return { id };
   }
 
   /**
@@ -115,7 +127,7 @@ export class Holds {
     });
     if (short.length) throw shortage(short);
     const ids: string[] = [];
-    for (const hold of holds) ids.push(await this.reserve(hold));
+    for (const hold of holds) ids.push((await this.reserve(hold)).id);
     return ids;
   }
 
@@ -162,7 +174,7 @@ export class Holds {
    */
   async lock(ids: string[], action?: Parameters<typeof RESERVATION.check>[0], ifMatch?: number, field?: (id: string) => string): Promise<ReservationRow[]> {
     const rows: Array<ReservationRow & { lapsed: boolean }> = await this.m.query(
-      `SELECT r.*, ${LAPSED} AS lapsed FROM reservations r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) ORDER BY r.id FOR UPDATE`,
+      prepared(`SELECT ${RESERVATION_COLUMNS}, ${LAPSED} AS lapsed FROM reservations r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) ORDER BY r.id FOR UPDATE`, GENERIC),
       [this.uow.tenantId, ids],
     );
     return ids.map((id) => {
@@ -178,7 +190,13 @@ export class Holds {
 
   /** Reserved quantity of a position; more than available-to-promise → 409 naming the item and facility. */
   async changeReserved(item: ItemRef, facilityId: string, delta: Decimal, field: string): Promise<void> {
-    await this.counters.apply([], () => true, [{
+    const write = await this.checkReserved(item, facilityId, delta, field);
+    if (write) await this.counters.write(write);
+  }
+
+  /** `changeReserved`'s lock and check; the write is left to the caller's next statement (Counters.check). */
+  private checkReserved(item: ItemRef, facilityId: string, delta: Decimal, field: string): Promise<CounterWrite | undefined> {
+    return this.counters.check([], () => true, [{
       itemId: item.id,
       facilityId,
       reserved: delta,
@@ -207,8 +225,9 @@ export class Holds {
   async freeing(reservations: ReservationRow[]): Promise<{ balances: BalanceDelta[]; positions: PositionDelta[] }> {
     if (!reservations.length) return { balances: [], positions: [] };
     const allocations: Array<AllocationRow & { facility_id: string; status_id: string }> = await this.m.query(
-      `SELECT a.*, b.facility_id, b.status_id FROM allocations a JOIN balances b ON b.tenant_id = a.tenant_id AND b.id = a.balance_id
-        WHERE a.tenant_id = $1 AND a.reservation_id = ANY($2::uuid[]) AND a.status = 'active'`,
+      prepared(`SELECT a.id, a.reservation_id, a.balance_id, a.item_id, a.location_id, a.lot_id, a.qty, a.qty_issued, a.status, b.facility_id, b.status_id
+         FROM allocations a JOIN balances b ON b.tenant_id = a.tenant_id AND b.id = a.balance_id
+        WHERE a.tenant_id = $1 AND a.reservation_id = ANY($2::uuid[]) AND a.status = 'active'`, GENERIC),
       [this.uow.tenantId, reservations.map((r) => r.id)],
     );
     return {
@@ -226,12 +245,12 @@ export class Holds {
   async markFreed(reservations: ReservationRow[], outcome: 'released' | 'cancelled' | 'fulfilled'): Promise<void> {
     if (!reservations.length) return;
     const ids = reservations.map((r) => r.id);
-    await this.m.query(`UPDATE allocations SET status = 'released', updated_at = now() WHERE tenant_id = $1 AND reservation_id = ANY($2::uuid[]) AND status = 'active'`, [
+    await this.m.query(prepared(`UPDATE allocations SET status = 'released', updated_at = now() WHERE tenant_id = $1 AND reservation_id = ANY($2::uuid[]) AND status = 'active'`, GENERIC), [
       this.uow.tenantId, ids,
     ]);
     await this.m.query(
-      `UPDATE reservations SET status = $3, qty_allocated = 0, version = version + 1, updated_by = $4, updated_at = now()
-        WHERE tenant_id = $1 AND id = ANY($2::uuid[])`,
+      prepared(`UPDATE reservations SET status = $3, qty_allocated = 0, version = version + 1, updated_by = $4, updated_at = now()
+        WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, GENERIC),
       [this.uow.tenantId, ids, outcome, this.uow.userId],
     );
   }

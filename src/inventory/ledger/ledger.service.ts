@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { notFound, validationFailed } from '../../common/errors';
+import { GENERIC, prepared } from '../../database/prepared';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Allocations } from './allocations';
 import { BalanceKey, Counters } from './counters';
@@ -96,7 +97,9 @@ export class LedgerService {
 
   /** A soft hold at (item, facility) — new work: refused for inactive items and facilities, and beyond available-to-promise. */
   async reserve(hold: Hold): Promise<ReservationView> {
-    return this.reservation(await this.atomic(() => this.holds.reserve(hold)));
+    const { id, row } = await this.atomic(() => this.holds.reserve(hold));
+    // A new reservation has no allocations: its row is its view (unless it lapsed at once).
+    return row ? reservationView(row, []) : this.reservation(id);
   }
 
   /**
@@ -153,12 +156,13 @@ export class LedgerService {
 
   /** One reservation as it stands now (an expired one reads as released) with its active allocations. */
   async reservation(id: string): Promise<ReservationView> {
-    const [r]: ReservationRow[] = await this.uow.manager.query(`SELECT ${RESERVATION_NOW} FROM reservations r WHERE r.tenant_id = $1 AND r.id = $2`, [
+    const [r]: ReservationRow[] = await this.uow.manager.query(prepared(`SELECT ${RESERVATION_NOW} FROM reservations r WHERE r.tenant_id = $1 AND r.id = $2`, GENERIC), [
       this.uow.tenantId, id,
     ]);
     if (!r) throw notFound('Reservation');
     const allocations: AllocationRow[] = await this.uow.manager.query(
-      `SELECT a.* FROM allocations a WHERE a.tenant_id = $1 AND a.reservation_id = $2 AND ${ALLOCATION_LIVE} ORDER BY a.created_at, a.id`,
+      prepared(`SELECT a.id, a.reservation_id, a.balance_id, a.item_id, a.location_id, a.lot_id, a.qty, a.qty_issued, a.status FROM allocations a
+        WHERE a.tenant_id = $1 AND a.reservation_id = $2 AND ${ALLOCATION_LIVE} ORDER BY a.created_at, a.id`, GENERIC),
       [this.uow.tenantId, id],
     );
     return reservationView(r, allocations);

@@ -82,6 +82,11 @@ export interface Hold {
   notes?: string | null;
   /** Where validation errors point (default top level). */
   field?: string;
+  /**
+   * Nothing follows this hold in its unit of work (a reservation created on its own): its last statement
+   * carries the COMMIT (UnitOfWork.commitWith). Leave unset when anything may follow.
+   */
+  last?: boolean;
 }
 
 /** A hard allocation request: pin `qty` of a reservation to a location (and lot). */

@@ -35,7 +35,7 @@ export class ReservationsController {
   @Permissions('inventory:write')
   @ApiOperation({ summary: 'Reserve stock at a facility' })
   async create(@Body() body: CreateReservationDto) {
-    return { data: await this.ledger.reserve({ ...body, expiresAt: toDate(body.expiresAt) }) };
+    return { data: await this.ledger.reserve({ ...body, expiresAt: toDate(body.expiresAt), last: true }) };
   }
 
   @Patch('reservations/:id')
