@@ -143,6 +143,34 @@ describe('inventory stock queries', () => {
       await t.get('/v1/inventory/availability?groupBy=lot').expect(400);
     });
 
+    it('pages per (item, location) in item-number then location order with a total count, searches with q, and leaves out what holds no stock', async () => {
+      const t = await newTenant(ctx);
+      const f = await inventoryFixture(t, { locations: 3, items: [{ itemNo: 'C-300', name: 'gamma bolt' }, { itemNo: 'A-100', name: 'alpha nut' }, { itemNo: 'B-200', name: 'beta washer' }, { itemNo: 'D-400', name: 'delta nut' }] });
+      const [c, a, b, d] = f.items;
+      const [l1, l2, l3] = f.locations;
+      for (const [item, loc, qty] of [[c, l2, 3], [c, l1, 2], [a, l3, 5], [b, l1, 1], [d, l1, 4]] as const) {
+        await adjust(t, { itemId: item.id, locationId: loc.id, qtyDelta: qty });
+      }
+      await adjust(t, { itemId: d.id, locationId: l1.id, qtyDelta: -4 }); // D-400 back to zero: no row
+      await adjust(t, { itemId: b.id, locationId: l2.id, qtyDelta: 2, statusId: f.status('DAMAGED') }); // not Available: no row
+      const all = await list(t, '/v1/inventory/availability?limit=2');
+      expect(all.count).toBe(4);
+      expect(all.data.map((r: { itemId: string; locationId: string; qtyOnHand: number }) => [r.itemId, r.locationId, r.qtyOnHand])).toEqual([
+        [a.id, l3.id, 5], [b.id, l1.id, 1],
+      ]);
+      const next = await list(t, '/v1/inventory/availability?limit=2&offset=2');
+      expect(next.count).toBe(4);
+      // C-300 at both of its locations, in location (path) order
+      expect(next.data.map((r: { itemId: string; locationId: string }) => [r.itemId, r.locationId])).toEqual([[c.id, l1.id], [c.id, l2.id]]);
+      expect((await list(t, '/v1/inventory/availability?limit=2&offset=4')).data).toEqual([]);
+      const nuts = await list(t, '/v1/inventory/availability?q=NUT');
+      expect(nuts.count).toBe(1); // delta nut holds nothing any more
+      expect(nuts.data.map((r: { itemId: string }) => r.itemId)).toEqual([a.id]);
+      const atL1 = await list(t, `/v1/inventory/availability?locationId=${l1.id}&q=a`);
+      expect(atL1.data.map((r: { itemId: string }) => r.itemId)).toEqual([b.id, c.id]);
+      expect(atL1.count).toBe(2);
+    });
+
     it('follows every kind of posting and hold', async () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { invalidField } from '../../common/errors';
-import { page } from '../../common/pagination';
+import { likePattern, page } from '../../common/pagination';
 import { SqlFilters } from '../../common/sql-filters';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { num } from '../../documents/quantity';
@@ -115,26 +115,33 @@ export class StockService {
     const f = new SqlFilters(this.uow.tenantId, 'b')
       .add('b.item_id = ?', query.itemId)
       .add('b.facility_id = ?', query.facilityId)
-      .add('b.location_id = ?', query.locationId)
-      .search(['i.item_no', 'i.name'], query.q);
+      .add('b.location_id = ?', query.locationId);
+    const inBalances = f.where;
+    const search = query.q ? ` AND (i.item_no ILIKE $${f.params.push(likePattern(query.q))} OR i.name ILIKE $${f.params.length})` : '';
+    // Balances with no stock add nothing (on hand >= 0, allocated <= on hand): `qty_on_hand > 0` stands in
+    // for HAVING sum <> 0. The page is driven by the items in item-number order (an index), each item's
+    // balances aggregated through an index, so it stops at the page's end instead of aggregating every
+    // balance of the tenant first; the semi-join lets the planner skip items without stock in bulk.
     const grouped = `WITH ${LAPSED_ALLOCATED}
-      SELECT b.item_id, b.facility_id, b.location_id, i.item_no, l.path,
-           sum(b.qty_on_hand) AS on_hand, sum(b.qty_allocated - coalesce(x.qty, 0)) AS allocated,
-           sum(b.qty_on_hand) - sum(b.qty_allocated - coalesce(x.qty, 0)) AS available
-        FROM balances b
-        LEFT JOIN lapsed_allocated x ON x.balance_id = b.id
+      SELECT i.id AS item_id, g.facility_id, g.location_id, i.item_no, g.path, g.on_hand, g.allocated, g.available
+        FROM items i
+       CROSS JOIN LATERAL (
+         SELECT b.facility_id, b.location_id, l.path,
+                sum(b.qty_on_hand) AS on_hand, sum(b.qty_allocated - coalesce(x.qty, 0)) AS allocated,
+                sum(b.qty_on_hand) - sum(b.qty_allocated - coalesce(x.qty, 0)) AS available
+           FROM balances b
+           LEFT JOIN lapsed_allocated x ON x.balance_id = b.id
+           JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
+           JOIN locations l ON l.tenant_id = b.tenant_id AND l.id = b.location_id
+          WHERE ${inBalances} AND b.item_id = i.id AND b.qty_on_hand > 0
+          GROUP BY b.facility_id, b.location_id, l.path) g
+       WHERE i.tenant_id = $1${search} AND i.id IN (SELECT b.item_id FROM balances b WHERE ${inBalances} AND b.qty_on_hand > 0)`;
+    // The count needs no sums: the (item, location) pairs holding stock in an Available status.
+    const countFrom = `SELECT DISTINCT b.item_id, b.location_id FROM balances b
         JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
-        JOIN items i ON i.tenant_id = b.tenant_id AND i.id = b.item_id
-        JOIN locations l ON l.tenant_id = b.tenant_id AND l.id = b.location_id
-       WHERE ${f.where}
-       GROUP BY b.item_id, b.facility_id, b.location_id, i.item_no, l.path
-      HAVING sum(b.qty_on_hand) <> 0`;
-    // Without q the count needs neither items nor locations: the groups of the balances alone.
-    const countFrom = query.q
-      ? undefined
-      : `SELECT 1 FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
-          WHERE ${f.where} GROUP BY b.item_id, b.location_id HAVING sum(b.qty_on_hand) <> 0`;
-    const { rows, count } = await f.pageOf<Record<string, string>>(this.m, grouped, 'item_no, path, item_id, location_id', query, { prepare: true, countFrom });
+        ${search ? 'JOIN items i ON i.tenant_id = b.tenant_id AND i.id = b.item_id' : ''}
+       WHERE ${inBalances} AND b.qty_on_hand > 0${search}`;
+    const { rows, count } = await f.pageOf<Record<string, string>>(this.m, grouped, 'i.item_no, g.path, i.id, g.location_id', query, { prepare: true, countFrom });
     return page(
       rows.map((r) => ({
         itemId: r.item_id,
