@@ -51,6 +51,17 @@ export interface StatusRef {
  */
 export type Use = 'new' | 'committed';
 
+/**
+ * More work for a look-up statement to carry (saving a round trip): CTEs and output columns whose
+ * parameters follow the statement's own (`sql(offset)`: its first is `$offset+1`; `$1` is the tenant),
+ * evaluated after the look-ups, and how to read its columns from the answer.
+ */
+export interface SqlRider<R> {
+  sql(offset: number): { ctes: string; columns: string };
+  params: unknown[];
+  read(row: Record<string, unknown>): R;
+}
+
 export { at, unique } from './fields';
 
 /**
@@ -75,15 +86,25 @@ export class CatalogRefs {
    * What a posting checks its lines against, in one statement: the items (share-locked, as `items`), the
    * locations with their facility's active flag, and the tenant's stock statuses.
    */
-  async forPosting(itemIds: string[], locationIds: string[]): Promise<{ items: Map<string, ItemRef>; locations: Map<string, LocationRef>; statuses: StatusRef[] }> {
-    const [row]: Array<{ items: ItemRef[]; locations: LocationRef[]; statuses: StatusRef[] }> = await this.uow.manager.query(
-      prepared(`WITH i AS (${ITEM_REFS})
+  async forPosting<R = never>(
+    itemIds: string[],
+    locationIds: string[],
+    rider?: SqlRider<R>,
+  ): Promise<{ items: Map<string, ItemRef>; locations: Map<string, LocationRef>; statuses: StatusRef[]; rider?: R }> {
+    const extra = rider?.sql(3);
+    const [row]: Array<{ items: ItemRef[]; locations: LocationRef[]; statuses: StatusRef[] } & Record<string, unknown>> = await this.uow.manager.query(
+      prepared(`WITH i AS (${ITEM_REFS})${extra ? `, ${extra.ctes}` : ''}
        SELECT (SELECT coalesce(json_agg(i), '[]') FROM i) AS items,
               (SELECT coalesce(json_agg(l), '[]') FROM (${LOCATION_REFS.replace('$2', '$3')}) l) AS locations,
-              (SELECT coalesce(json_agg(s ORDER BY s.code), '[]') FROM (${STATUS_REFS}) s) AS statuses`, GENERIC),
-      [this.uow.tenantId, unique(itemIds), unique(locationIds)],
+              (SELECT coalesce(json_agg(s ORDER BY s.code), '[]') FROM (${STATUS_REFS}) s) AS statuses${extra ? `, ${extra.columns}` : ''}`, GENERIC),
+      [this.uow.tenantId, unique(itemIds), unique(locationIds), ...(rider?.params ?? [])],
     );
-    return { items: new Map(row.items.map((r) => [r.id, r])), locations: new Map(row.locations.map((r) => [r.id, r])), statuses: row.statuses };
+    return {
+      items: new Map(row.items.map((r) => [r.id, r])),
+      locations: new Map(row.locations.map((r) => [r.id, r])),
+      statuses: row.statuses,
+      ...(rider ? { rider: rider.read(row) } : {}),
+    };
   }
 
   /** A known stock item (404 / 400), active when it starts new work (409). */

@@ -4,6 +4,7 @@ import { ErrorDetail, insufficientStock } from '../../common/errors';
 import { GENERIC, prepared } from '../../database/prepared';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Qty, qty as toQty, sql } from '../../documents/quantity';
+import type { SqlRider } from '../../documents/references';
 
 /** The key of a balance: (item, location, lot, status); the facility rides along. */
 export interface BalanceKey {
@@ -88,7 +89,7 @@ export class Counters {
    * `counter_p`) go into the caller's next statement, so a posting writes its counters and its journal
    * in one statement. Undefined when nothing changes.
    */
-  async check(deltas: BalanceDelta[], available: (statusId: string) => boolean, extra: PositionDelta[] = []): Promise<CounterWrite | undefined> {
+  async check(deltas: BalanceDelta[], available: (statusId: string) => boolean, extra: PositionDelta[] = [], prelocked?: Prelocked): Promise<CounterWrite | undefined> {
     const balances = mergeBalances(deltas);
     const positions = mergePositions([
       ...balances
@@ -97,7 +98,7 @@ export class Counters {
       ...extra,
     ]);
     if (!balances.length && !positions.length) return undefined;
-    const { balances: lockedBalances, positions: lockedPositions } = await this.lock(balances, positions);
+    const { balances: lockedBalances, positions: lockedPositions } = await this.lock(balances, positions, prelocked);
     // A key short at its balance is reported there; the facility's position is reported only when every balance suffices.
     const short = balances.flatMap((d) => balanceShortage(d, lockedBalances.get(balanceKey(d))!));
     if (!short.length) short.push(...positions.flatMap((p) => positionShortage(p, lockedPositions.get(positionKey(p))!)));
@@ -120,29 +121,61 @@ export class Counters {
    * keys: a deadlock is possible there (only for new keys); PostgreSQL detects it and the unit of work
    * is retried.
    */
-  private async lock(balances: BalanceKey[], positions: Array<{ itemId: string; facilityId: string }>) {
+  private async lock(balances: BalanceKey[], positions: Array<{ itemId: string; facilityId: string }>, prelocked?: Prelocked) {
+    // Every row already locked by the posting's look-up statement (`prelock`): nothing to send.
+    if (prelocked && balances.every((b) => prelocked.balances.has(balanceKey(b))) && positions.every((p) => prelocked.positions.has(positionKey(p)))) {
+      return prelocked;
+    }
     type Row = BalanceRow & { kind: 'b' | 'p'; facility_id: string; qty_reserved: string };
     const params = [this.uow.tenantId, ...balanceParams(balances), positions.map((p) => p.itemId), positions.map((p) => p.facilityId)];
     const both = (b: string, p: string) => `WITH b AS (${b}), p AS (${p})
        SELECT 'b' AS kind, id, item_id, NULL::uuid AS facility_id, location_id, lot_id, status_id, qty_on_hand, qty_allocated, NULL::numeric AS qty_reserved FROM b
        UNION ALL
        SELECT 'p', NULL, item_id, facility_id, NULL, NULL, NULL, qty_available_on_hand, qty_allocated, qty_reserved FROM p`;
-    let rows: Row[] = await this.m.query(prepared(both(SELECT_BALANCES, SELECT_POSITIONS), GENERIC), params);
+    // After a look-up statement that locked what exists (prelock), a key still missing has no row: create it.
+    let rows: Row[] = prelocked ? [] : await this.m.query(prepared(both(SELECT_BALANCES, SELECT_POSITIONS), GENERIC), params);
     if (rows.length < balances.length + positions.length) rows = await this.m.query(prepared(both(LOCK_BALANCES, LOCK_POSITIONS), GENERIC), params);
-    const lockedBalances = new Map<string, { id: string; onHand: Decimal; allocated: Decimal }>();
-    const lockedPositions = new Map<string, PositionRow>();
-    for (const r of rows) {
-      if (r.kind === 'b') {
-        lockedBalances.set(balanceKey({ itemId: r.item_id, locationId: r.location_id, lotId: r.lot_id, statusId: r.status_id }), {
-          id: r.id, onHand: toQty(r.qty_on_hand), allocated: toQty(r.qty_allocated),
-        });
-      } else {
-        lockedPositions.set(positionKey({ itemId: r.item_id, facilityId: r.facility_id }), {
-          onHand: toQty(r.qty_on_hand), allocated: toQty(r.qty_allocated), reserved: toQty(r.qty_reserved),
-        });
-      }
-    }
-    return { balances: lockedBalances, positions: lockedPositions };
+    return lockedRows(rows.filter((r) => r.kind === 'b'), rows.filter((r) => r.kind === 'p'));
+  }
+
+  /**
+   * For a posting's look-up statement (CatalogRefs.forPosting): locks the existing balance and position
+   * rows of the lines' keys as they will most likely be — the location's facility, the line's lot or
+   * none, its status or the tenant's AVAILABLE one — in lock order, so that `check` usually needs no
+   * statement of its own (an adjustment is then one statement shorter). A line whose key turns out
+   * otherwise, or a key without a row yet, is locked by `check` as before.
+   */
+  prelock(keys: Array<{ itemId: string; locationId: string; lotId: string | null; statusId: string | null }>): SqlRider<Prelocked> {
+    return {
+      sql: (o) => ({
+        ctes: `pre_k AS (
+           SELECT DISTINCT k.item_id, loc.facility_id, k.location_id, k.lot_id, coalesce(k.status_id, st.id) AS status_id
+             FROM unnest($${o + 1}::uuid[], $${o + 2}::uuid[], $${o + 3}::uuid[], $${o + 4}::uuid[]) AS k(item_id, location_id, lot_id, status_id)
+             JOIN locations loc ON loc.tenant_id = $1 AND loc.id = k.location_id
+             LEFT JOIN stock_statuses st ON st.tenant_id = $1 AND st.code = 'AVAILABLE'),
+         pre_b AS (
+           SELECT b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated
+             FROM pre_k k JOIN balances b ON b.tenant_id = $1 AND b.item_id = k.item_id AND b.location_id = k.location_id
+                                         AND b.lot_id IS NOT DISTINCT FROM k.lot_id AND b.status_id = k.status_id
+            ORDER BY ${BALANCE_ORDER}
+              FOR UPDATE OF b),
+         pre_p AS (
+           SELECT p.item_id, p.facility_id, p.qty_available_on_hand AS qty_on_hand, p.qty_allocated, p.qty_reserved
+             FROM (SELECT DISTINCT k.item_id, k.facility_id FROM pre_k k
+                     JOIN stock_statuses s ON s.tenant_id = $1 AND s.id = k.status_id AND s.is_available) k
+             JOIN inventory_positions p ON p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+            ORDER BY p.item_id, p.facility_id
+              FOR UPDATE OF p)`,
+        // balances before positions: the lock order (the output columns are evaluated in this order)
+        // quantities as text: a JSON number would round them
+        columns: `(SELECT coalesce(json_agg(json_build_object('id', b.id, 'item_id', b.item_id, 'location_id', b.location_id, 'lot_id', b.lot_id,
+                     'status_id', b.status_id, 'qty_on_hand', b.qty_on_hand::text, 'qty_allocated', b.qty_allocated::text)), '[]') FROM pre_b b) AS pre_balances,
+                  (SELECT coalesce(json_agg(json_build_object('item_id', p.item_id, 'facility_id', p.facility_id, 'qty_on_hand', p.qty_on_hand::text,
+                     'qty_allocated', p.qty_allocated::text, 'qty_reserved', p.qty_reserved::text)), '[]') FROM pre_p p) AS pre_positions`,
+      }),
+      params: (['itemId', 'locationId', 'lotId', 'statusId'] as const).map((f) => keys.map((k) => k[f])),
+      read: (row) => lockedRows(row.pre_balances as BalanceRow[], row.pre_positions as Array<PositionKeyRow>),
+    };
   }
 
   /** Creates (at zero) and locks the balances of `keys` in lock order; returns them by balanceKey. */
@@ -155,6 +188,33 @@ export class Counters {
       { id: r.id, onHand: toQty(r.qty_on_hand), allocated: toQty(r.qty_allocated) },
     ]));
   }
+}
+
+/** Counter rows locked by this unit of work, by balanceKey / positionKey. */
+export interface Prelocked {
+  balances: Map<string, { id: string; onHand: Decimal; allocated: Decimal }>;
+  positions: Map<string, PositionRow>;
+}
+
+interface PositionKeyRow {
+  item_id: string;
+  facility_id: string;
+  qty_on_hand: string;
+  qty_allocated: string;
+  qty_reserved: string;
+}
+
+function lockedRows(balances: BalanceRow[], positions: PositionKeyRow[]): Prelocked {
+  return {
+    balances: new Map(balances.map((r) => [
+      balanceKey({ itemId: r.item_id, locationId: r.location_id, lotId: r.lot_id, statusId: r.status_id }),
+      { id: r.id, onHand: toQty(r.qty_on_hand), allocated: toQty(r.qty_allocated) },
+    ])),
+    positions: new Map(positions.map((r) => [
+      positionKey({ itemId: r.item_id, facilityId: r.facility_id }),
+      { onHand: toQty(r.qty_on_hand), allocated: toQty(r.qty_allocated), reserved: toQty(r.qty_reserved) },
+    ])),
+  };
 }
 
 /** The counter writes of a checked change: CTEs for a statement whose $1 is the tenant and whose own parameters end at $offset. */

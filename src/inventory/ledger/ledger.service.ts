@@ -53,7 +53,7 @@ export class LedgerService {
     const { concrete, plan } = issueLines.length ? await this.issues.plan(issueLines, holds) : { concrete: [], plan: undefined };
     let next = 0;
     const flat = posting.lines.flatMap((l) => (isIssue(l) ? concrete[next++] : [l as PostingLine]));
-    const resolved = await this.lines.resolve(flat, !!posting.startsWork);
+    const { resolved, prelocked } = await this.lines.resolve(flat, !!posting.startsWork);
     // Reservations that expired stop holding stock before this posting takes stock out: their release
     // is applied with the posting's own counters, in one lock pass.
     const lapsed = await this.holds.lapsedAt(resolved.filter((l) => l.qty.lt(0)).map((l) => ({ itemId: l.item.id, facilityId: l.location.facilityId })));
@@ -69,6 +69,7 @@ export class LedgerService {
       ],
       (statusId) => available.has(statusId),
       freed.positions,
+      prelocked,
     );
     await this.holds.markFreed(lapsed, 'released');
     await this.serials.move(resolved);

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { ErrorDetail, invalidField } from '../../common/errors';
+import { UUID_PATTERN } from '../../common/uuid';
 import { qty as toQty } from '../../documents/quantity';
 import { at, CatalogRefs, ItemRef, LocationRef, StatusRef } from '../../documents/references';
 import { checkBaseDecimals, checkLot, checkSerials } from '../../documents/tracking';
-import { shortage } from './counters';
+import { Counters, Prelocked, shortage } from './counters';
 import { FoundLot, Lots } from './lots';
 import { PostingLine } from './posting';
 
@@ -52,11 +53,23 @@ export class PostingLines {
   constructor(
     private readonly refs: CatalogRefs,
     private readonly lots: Lots,
+    private readonly counters: Counters,
   ) {}
 
-  async resolve(lines: ConcreteLine[], startsWork: boolean): Promise<ResolvedLine[]> {
+  /**
+   * The lines resolved, and the counter rows their look-up statement locked ahead (Counters.prelock; not
+   * for lines naming a lot by number, whose lot may not exist yet).
+   */
+  async resolve(lines: ConcreteLine[], startsWork: boolean): Promise<{ resolved: ResolvedLine[]; prelocked?: Prelocked }> {
     const use = startsWork ? 'new' : 'committed';
-    const { items, locations, statuses } = await this.refs.forPosting(lines.map((l) => l.itemId), lines.map((l) => l.locationId));
+    const keys = lines.filter((l) => !l.lotNo).map((l) => ({ itemId: l.itemId, locationId: l.locationId, lotId: l.lotId ?? null, statusId: l.statusId ?? null }));
+    const { items, locations, statuses, rider: prelocked } = await this.refs.forPosting(
+      lines.map((l) => l.itemId),
+      lines.map((l) => l.locationId),
+      keys.length && keys.every((k) => UUID_PATTERN.test(k.itemId) && UUID_PATTERN.test(k.locationId) && [k.lotId, k.statusId].every((id) => id === null || UUID_PATTERN.test(id)))
+        ? this.counters.prelock(keys)
+        : undefined,
+    );
     const resolved = lines.map((line): ResolvedLine => {
       const f = line.field;
       const qtyField = line.qtyField ?? 'qty';
@@ -81,6 +94,6 @@ export class PostingLines {
       if (lot === undefined) throw shortage([{ ...lineDetail(r, r.qty.abs(), toQty(0)), message: `no stock of lot ${lines[i].lotNo}` }]);
       r.lot = lot;
     });
-    return resolved;
+    return { resolved, prelocked };
   }
 }
