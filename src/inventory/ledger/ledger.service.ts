@@ -21,6 +21,8 @@ import { AllocationRow, ReservationRow, reservationView, ReservationView, Transa
  *
  * Rows are locked in one order across all calls — reservations (by id), balances, positions (Counters'
  * lock order), then the document counter — so concurrent units of work queue instead of deadlocking.
+ * (Expired holds found in a posting's way are locked after its counters, without waiting: SKIP LOCKED;
+ * the balances they free are locked last, a rare deadlock that the unit of work's retry absorbs.)
  * The database's CHECK constraints are the last word on every invariant (CONTRACT §5).
  */
 @Injectable()
