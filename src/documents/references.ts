@@ -138,13 +138,30 @@ export class CatalogRefs {
 
   /** A known facility (404 naming the field), active for new work (409). */
   async facility(id: string, field: string, use: Use): Promise<FacilityRef> {
-    const [f]: FacilityRef[] = await this.uow.manager.query(
-      prepared(`SELECT id, code, is_active AS "isActive" FROM facilities WHERE tenant_id = $1 AND id = $2`, GENERIC),
-      [this.uow.tenantId, id],
-    );
+    const [f]: FacilityRef[] = await this.uow.manager.query(prepared(`${FACILITY_REF} WHERE tenant_id = $1 AND id = $2`, GENERIC), [this.uow.tenantId, id]);
+    return this.checkFacility(f, field, use);
+  }
+
+  /** The rules of `facility` on a facility looked up elsewhere (undefined: not found). */
+  checkFacility(f: FacilityRef | undefined | null, field: string, use: Use): FacilityRef {
     if (!f) throw unknownReference(field);
     if (use === 'new' && !f.isActive) throw invalidState(`Facility ${f.code} is inactive`);
     return f;
+  }
+
+  /**
+   * What a hold checks, in one statement: the item (share-locked, as `items`) and the facility, unchecked
+   * (see `stockItem`, `checkFacility`); a `rider` runs after them in the same statement.
+   */
+  async forHold<R = never>(itemId: string, facilityId: string, rider?: SqlRider<R>): Promise<{ items: Map<string, ItemRef>; facility?: FacilityRef; rider?: R }> {
+    const extra = rider?.sql(3);
+    const [row]: Array<{ items: ItemRef[]; facility: FacilityRef | null } & Record<string, unknown>> = await this.uow.manager.query(
+      prepared(`WITH i AS (${ITEM_REFS})${extra ? `, ${extra.ctes}` : ''}
+       SELECT (SELECT coalesce(json_agg(i), '[]') FROM i) AS items,
+              (SELECT row_to_json(f) FROM (${FACILITY_REF} WHERE tenant_id = $1 AND id = $3) f) AS facility${extra ? `, ${extra.columns}` : ''}`, GENERIC),
+      [this.uow.tenantId, [itemId], facilityId, ...(rider?.params ?? [])],
+    );
+    return { items: new Map(row.items.map((r) => [r.id, r])), facility: row.facility ?? undefined, ...(rider ? { rider: rider.read(row) } : {}) };
   }
 
   async lots(ids: string[]): Promise<LotRef[]> {
@@ -191,6 +208,9 @@ const ITEM_REFS = `SELECT i.id, i.item_no AS "itemNo", i.item_kind AS kind, i.is
 const LOCATION_REFS = `SELECT l.id, l.facility_id AS "facilityId", l.code, l.is_active AS "isActive", f.is_active AS "facilityActive"
   FROM locations l JOIN facilities f ON f.tenant_id = l.tenant_id AND f.id = l.facility_id
  WHERE l.tenant_id = $1 AND l.id = ANY($2::uuid[])`;
+
+/** Facilities (add the WHERE). */
+const FACILITY_REF = `SELECT id, code, is_active AS "isActive" FROM facilities`;
 
 /** The tenant's stock statuses. */
 const STATUS_REFS = `SELECT id, code, is_available AS "isAvailable" FROM stock_statuses WHERE tenant_id = $1`;

@@ -122,7 +122,7 @@ describe('round trips per request', () => {
     expect(statements[2]).toMatch(/FROM reservations r[\s\S]*FOR UPDATE SKIP LOCKED/);
   });
 
-  it('POST /v1/inventory/reservations: number, row and reserved counter in one statement sent with the COMMIT, and no read-back', async () => {
+  it('POST /v1/inventory/reservations: look-ups with the position locked in one statement; number, row and reserved counter in one, sent with the COMMIT; no read-back', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
@@ -134,9 +134,11 @@ describe('round trips per request', () => {
     // the tenant's RS number row is locked only from the last statement to the end of the COMMIT
     expect(statements.at(-1)).toBe('COMMIT');
     expect(statements.at(-2)).toMatch(/UPDATE inventory_positions[\s\S]*document_sequences[\s\S]*INSERT INTO reservations/);
-    // open + item, facility, expired holds in the way, position locked, then the insert with the COMMIT
-    expect(statements).toHaveLength(7);
-    expect(writes).toBe(5);
+    // open + item, facility and position (locked) in one statement, expired holds in the way, then the
+    // insert with the COMMIT
+    expect(statements).toHaveLength(5);
+    expect(writes).toBe(3);
+    expect(statements[1]).toMatch(/FROM items i[\s\S]*FROM facilities[\s\S]*pre_positions/);
     expect(statements.filter((q) => /document_sequences/.test(q))).toHaveLength(1);
     const data = created!.body.data;
     expect(data).toMatchObject({ status: 'open', qty: 2, qtyAllocated: 0, notes: 'rt', allocations: [], version: 1 });

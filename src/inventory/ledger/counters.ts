@@ -170,11 +170,27 @@ export class Counters {
         // quantities as text: a JSON number would round them
         columns: `(SELECT coalesce(json_agg(json_build_object('id', b.id, 'item_id', b.item_id, 'location_id', b.location_id, 'lot_id', b.lot_id,
                      'status_id', b.status_id, 'qty_on_hand', b.qty_on_hand::text, 'qty_allocated', b.qty_allocated::text)), '[]') FROM pre_b b) AS pre_balances,
-                  (SELECT coalesce(json_agg(json_build_object('item_id', p.item_id, 'facility_id', p.facility_id, 'qty_on_hand', p.qty_on_hand::text,
-                     'qty_allocated', p.qty_allocated::text, 'qty_reserved', p.qty_reserved::text)), '[]') FROM pre_p p) AS pre_positions`,
+                  (SELECT coalesce(json_agg(${POSITION_JSON}), '[]') FROM pre_p p) AS pre_positions`,
       }),
       params: (['itemId', 'locationId', 'lotId', 'statusId'] as const).map((f) => keys.map((k) => k[f])),
       read: (row) => lockedRows(row.pre_balances as BalanceRow[], row.pre_positions as Array<PositionKeyRow>),
+    };
+  }
+
+  /** `prelock` for position keys alone (a hold's look-up statement). */
+  prelockPositions(keys: Array<{ itemId: string; facilityId: string }>): SqlRider<Prelocked> {
+    return {
+      sql: (o) => ({
+        ctes: `pre_p AS (
+           SELECT p.item_id, p.facility_id, p.qty_available_on_hand AS qty_on_hand, p.qty_allocated, p.qty_reserved
+             FROM unnest($${o + 1}::uuid[], $${o + 2}::uuid[]) AS k(item_id, facility_id)
+             JOIN inventory_positions p ON p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+            ORDER BY p.item_id, p.facility_id
+              FOR UPDATE OF p)`,
+        columns: `(SELECT coalesce(json_agg(${POSITION_JSON}), '[]') FROM pre_p p) AS pre_positions`,
+      }),
+      params: [keys.map((k) => k.itemId), keys.map((k) => k.facilityId)],
+      read: (row) => lockedRows([], row.pre_positions as Array<PositionKeyRow>),
     };
   }
 
@@ -189,6 +205,10 @@ export class Counters {
     ]));
   }
 }
+
+/** A locked position row `p` as JSON, quantities as text (a JSON number would round them). */
+const POSITION_JSON = `json_build_object('item_id', p.item_id, 'facility_id', p.facility_id, 'qty_on_hand', p.qty_on_hand::text,
+  'qty_allocated', p.qty_allocated::text, 'qty_reserved', p.qty_reserved::text)`;
 
 /** Counter rows locked by this unit of work, by balanceKey / positionKey. */
 export interface Prelocked {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
+import { UUID_PATTERN } from '../../common/uuid';
 import { AppError, assertVersion, insufficientStock, invalidField, invalidState, notFound, unknownReference } from '../../common/errors';
 import { GENERIC, prepared } from '../../database/prepared';
 import { UnitOfWork } from '../../database/unit-of-work';
@@ -9,7 +10,7 @@ import { DocumentNumbers, nextNumberSql } from '../../documents/numbering';
 import { Qty, qty as toQty, sql } from '../../documents/quantity';
 import { at, CatalogRefs, ItemRef } from '../../documents/references';
 import { checkBaseDecimals } from '../../documents/tracking';
-import { BalanceDelta, CounterWrite, Counters, PositionDelta, positionKey, shortage } from './counters';
+import { BalanceDelta, CounterWrite, Counters, PositionDelta, positionKey, Prelocked, shortage } from './counters';
 import { LAPSED, LAPSED_HOLDS, RESERVATION_NOW } from './lapsed';
 import { Hold } from './posting';
 import { AllocationRow, ReservationRow } from './views';
@@ -64,11 +65,19 @@ export class Holds {
    * (an expiry in the past), in which case it is released and only its id is returned.
    */
   async reserve(hold: Hold): Promise<{ id: string; row?: ReservationRow }> {
-    const item = await this.refs.oneStockItem(hold.itemId, at(hold.field, 'itemId'), 'new');
-    await this.refs.facility(hold.facilityId, at(hold.field, 'facilityId'), 'new');
+    // The item, the facility and the position's counter row (locked) in one statement.
+    const ids = UUID_PATTERN.test(hold.itemId) && UUID_PATTERN.test(hold.facilityId);
+    const { items, facility, rider: prelocked } = await this.refs.forHold(
+      hold.itemId,
+      hold.facilityId,
+      ids ? this.counters.prelockPositions([{ itemId: hold.itemId, facilityId: hold.facilityId }]) : undefined,
+    );
+    const item = this.refs.stockItem(items, hold.itemId, at(hold.field, 'itemId'), 'new');
+    this.refs.checkFacility(facility, at(hold.field, 'facilityId'), 'new');
     const qty = positiveQty(hold.qty, item, at(hold.field, 'qty'));
-    await this.releaseLapsed([{ itemId: item.id, facilityId: hold.facilityId }]);
-    const counters = (await this.checkReserved(item, hold.facilityId, qty, at(hold.field, 'qty')))!;
+    // Releasing expired holds changes the position: its prelocked values are then stale.
+    const released = await this.releaseLapsed([{ itemId: item.id, facilityId: hold.facilityId }]);
+    const counters = (await this.checkReserved(item, hold.facilityId, qty, at(hold.field, 'qty'), released ? undefined : prelocked))!;
     const id = randomUUID();
     const insert = () =>
       this.m.query(
@@ -195,13 +204,13 @@ export class Holds {
   }
 
   /** `changeReserved`'s lock and check; the write is left to the caller's next statement (Counters.check). */
-  private checkReserved(item: ItemRef, facilityId: string, delta: Decimal, field: string): Promise<CounterWrite | undefined> {
+  private checkReserved(item: ItemRef, facilityId: string, delta: Decimal, field: string, prelocked?: Prelocked): Promise<CounterWrite | undefined> {
     return this.counters.check([], () => true, [{
       itemId: item.id,
       facilityId,
       reserved: delta,
       detail: (requested, available) => ({ field, message: 'exceeds the available-to-promise quantity', itemId: item.id, itemNo: item.itemNo, facilityId, requested: requested.toNumber(), available: available.toNumber() }),
-    }]).catch((err: unknown) => {
+    }], prelocked).catch((err: unknown) => {
       if (!(err instanceof AppError) || err.code !== 'insufficient_stock') throw err;
       const d = err.details![0];
       throw insufficientStock(`Insufficient stock of ${item.itemNo} to reserve: requested ${d.requested}, available to promise ${d.available}`, err.details);
@@ -271,8 +280,11 @@ export class Holds {
   }
 
   /** Releases the lapsed reservations of positions, so they block neither a posting nor a new hold. */
-  async releaseLapsed(positions: Array<{ itemId: string; facilityId: string }>): Promise<void> {
-    await this.free(await this.lapsedAt(positions), 'released');
+  /** Returns how many were released. */
+  async releaseLapsed(positions: Array<{ itemId: string; facilityId: string }>): Promise<number> {
+    const lapsed = await this.lapsedAt(positions);
+    await this.free(lapsed, 'released');
+    return lapsed.length;
   }
 
   /** Every lapsed reservation of the tenant, at most 1000 at a time (the expiry job); returns how many were released. */

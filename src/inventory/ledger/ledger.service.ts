@@ -94,8 +94,8 @@ export class LedgerService {
   }
 
   /** Releases the expired holds of (item, facility) positions now, before a posting that sets quantities. */
-  releaseExpired(positions: Array<{ itemId: string; facilityId: string }>): Promise<void> {
-    return this.holds.releaseLapsed(positions);
+  async releaseExpired(positions: Array<{ itemId: string; facilityId: string }>): Promise<void> {
+    await this.holds.releaseLapsed(positions);
   }
 
   /** A soft hold at (item, facility) — new work: refused for inactive items and facilities, and beyond available-to-promise. */
