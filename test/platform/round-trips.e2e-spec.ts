@@ -196,9 +196,14 @@ describe('round trips per request', () => {
         return modes;
       }, t.tenantId);
       expect(seen).toEqual(['force_generic_plan/off/off', 'auto/on/on', 'force_generic_plan/off/off', 'auto/on/on']);
-      // transaction-local: the next unit of work on the connection starts in the default mode
-      const [next] = (await uow.run((m) => m.query(mode), t.tenantId)) as Array<{ mode: string }>;
-      expect(next.mode).toBe('auto/on/on');
+      // transaction-local: a unit of work that ends in the generic mode leaves the next one on the same
+      // connection (the pool hands out the last one released) in the default mode
+      const pid = `SELECT pg_backend_pid() AS pid, concat_ws('/', current_setting('plan_cache_mode'), current_setting('enable_hashjoin')) AS mode`;
+      const [last] = (await uow.run((m) => m.query(prepared(pid, GENERIC)), t.tenantId)) as Array<{ pid: number; mode: string }>;
+      expect(last.mode).toBe('force_generic_plan/off');
+      const [next] = (await uow.run((m) => m.query(pid), t.tenantId)) as Array<{ pid: number; mode: string }>;
+      expect(next.pid).toBe(last.pid);
+      expect(next.mode).toBe('auto/on');
     });
   });
 });

@@ -58,17 +58,19 @@ export class PostingLines {
 
   /**
    * The lines resolved, and the counter rows their look-up statement locked ahead (Counters.prelock; not
-   * for lines naming a lot by number, whose lot may not exist yet).
+   * when a line names a lot by number, whose lot may not exist yet).
    */
   async resolve(lines: ConcreteLine[], startsWork: boolean): Promise<{ resolved: ResolvedLine[]; prelocked?: Prelocked }> {
     const use = startsWork ? 'new' : 'committed';
-    const keys = lines.filter((l) => !l.lotNo).map((l) => ({ itemId: l.itemId, locationId: l.locationId, lotId: l.lotId ?? null, statusId: l.statusId ?? null }));
+    // Not when a line names a lot by number: its lot may be created below, and its balance would then be
+    // locked after the other lines' positions (out of lock order), so the posting locks everything later.
+    const keys = lines.map((l) => ({ itemId: l.itemId, locationId: l.locationId, lotId: l.lotId ?? null, statusId: l.statusId ?? null }));
+    const prelock =
+      !lines.some((l) => l.lotNo) && keys.every((k) => [k.itemId, k.locationId, k.lotId, k.statusId].every((id) => id === null || UUID_PATTERN.test(id)));
     const { items, locations, statuses, rider: prelocked } = await this.refs.forPosting(
       lines.map((l) => l.itemId),
       lines.map((l) => l.locationId),
-      keys.length && keys.every((k) => UUID_PATTERN.test(k.itemId) && UUID_PATTERN.test(k.locationId) && [k.lotId, k.statusId].every((id) => id === null || UUID_PATTERN.test(id)))
-        ? this.counters.prelock(keys)
-        : undefined,
+      prelock ? this.counters.prelock(keys) : undefined,
     );
     const resolved = lines.map((line): ResolvedLine => {
       const f = line.field;
