@@ -91,20 +91,28 @@ export class CatalogRefs {
     locationIds: string[],
     rider?: SqlRider<R>,
   ): Promise<{ items: Map<string, ItemRef>; locations: Map<string, LocationRef>; statuses: StatusRef[]; rider?: R }> {
-    const extra = rider?.sql(3);
-    const [row]: Array<{ items: ItemRef[]; locations: LocationRef[]; statuses: StatusRef[] } & Record<string, unknown>> = await this.uow.manager.query(
-      prepared(`WITH i AS (${ITEM_REFS})${extra ? `, ${extra.ctes}` : ''}
-       SELECT (SELECT coalesce(json_agg(i), '[]') FROM i) AS items,
-              (SELECT coalesce(json_agg(l), '[]') FROM (${LOCATION_REFS.replace('$2', '$3')}) l) AS locations,
-              (SELECT coalesce(json_agg(s ORDER BY s.code), '[]') FROM (${STATUS_REFS}) s) AS statuses${extra ? `, ${extra.columns}` : ''}`, GENERIC),
-      [this.uow.tenantId, unique(itemIds), unique(locationIds), ...(rider?.params ?? [])],
+    const { items, row, ridden } = await this.withItems<{ locations: LocationRef[]; statuses: StatusRef[] }, R>(
+      itemIds,
+      `(SELECT coalesce(json_agg(l), '[]') FROM (${LOCATION_REFS.replace('$2', '$3')}) l) AS locations,
+       (SELECT coalesce(json_agg(s ORDER BY s.code), '[]') FROM (${STATUS_REFS}) s) AS statuses`,
+      unique(locationIds),
+      rider,
     );
-    return {
-      items: new Map(row.items.map((r) => [r.id, r])),
-      locations: new Map(row.locations.map((r) => [r.id, r])),
-      statuses: row.statuses,
-      ...(rider ? { rider: rider.read(row) } : {}),
-    };
+    return { items, locations: new Map(row.locations.map((r) => [r.id, r])), statuses: row.statuses, ...ridden };
+  }
+
+  /**
+   * One look-up statement: the items (share-locked, as `items`) and `columns`, whose own parameter is `$3`
+   * (`third`), then the rider's CTEs and columns.
+   */
+  private async withItems<T, R>(itemIds: string[], columns: string, third: unknown, rider?: SqlRider<R>) {
+    const extra = rider?.sql(3);
+    const [row]: Array<T & { items: ItemRef[] } & Record<string, unknown>> = await this.uow.manager.query(
+      prepared(`WITH i AS (${ITEM_REFS})${extra ? `, ${extra.ctes}` : ''}
+       SELECT (SELECT coalesce(json_agg(i), '[]') FROM i) AS items, ${columns}${extra ? `, ${extra.columns}` : ''}`, GENERIC),
+      [this.uow.tenantId, unique(itemIds), third, ...(rider?.params ?? [])],
+    );
+    return { items: new Map(row.items.map((r) => [r.id, r])), row, ridden: rider ? { rider: rider.read(row) } : {} };
   }
 
   /** A known stock item (404 / 400), active when it starts new work (409). */
@@ -154,14 +162,13 @@ export class CatalogRefs {
    * (see `stockItem`, `checkFacility`); a `rider` runs after them in the same statement.
    */
   async forHold<R = never>(itemId: string, facilityId: string, rider?: SqlRider<R>): Promise<{ items: Map<string, ItemRef>; facility?: FacilityRef; rider?: R }> {
-    const extra = rider?.sql(3);
-    const [row]: Array<{ items: ItemRef[]; facility: FacilityRef | null } & Record<string, unknown>> = await this.uow.manager.query(
-      prepared(`WITH i AS (${ITEM_REFS})${extra ? `, ${extra.ctes}` : ''}
-       SELECT (SELECT coalesce(json_agg(i), '[]') FROM i) AS items,
-              (SELECT row_to_json(f) FROM (${FACILITY_REF} WHERE tenant_id = $1 AND id = $3) f) AS facility${extra ? `, ${extra.columns}` : ''}`, GENERIC),
-      [this.uow.tenantId, [itemId], facilityId, ...(rider?.params ?? [])],
+    const { items, row, ridden } = await this.withItems<{ facility: FacilityRef | null }, R>(
+      [itemId],
+      `(SELECT row_to_json(f) FROM (${FACILITY_REF} WHERE tenant_id = $1 AND id = $3) f) AS facility`,
+      facilityId,
+      rider,
     );
-    return { items: new Map(row.items.map((r) => [r.id, r])), facility: row.facility ?? undefined, ...(rider ? { rider: rider.read(row) } : {}) };
+    return { items, facility: row.facility ?? undefined, ...ridden };
   }
 
   async lots(ids: string[]): Promise<LotRef[]> {
@@ -194,6 +201,14 @@ export class CatalogRefs {
     if (!found) throw unknownReference(field);
     return found;
   }
+}
+
+/** A known item of any kind (404 naming the field), active (409): new document lines (orders sell and buy services too). */
+export function activeItem(items: Map<string, ItemRef>, id: string, field: string): ItemRef {
+  const item = items.get(id);
+  if (!item) throw unknownReference(field);
+  if (!item.isActive) throw invalidState(`Item ${item.itemNo} is inactive`);
+  return item;
 }
 
 /** Items by id ($2), share-locked until the unit of work ends. */

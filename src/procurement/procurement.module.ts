@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { InventoryModule } from '../inventory/inventory.module';
 import { INCOMING_SUPPLY } from '../inventory/policies/incoming-supply';
+import { GoodsReceiptsService } from './goods-receipts.service';
 import { OpenPurchaseQuantity } from './open-purchase-quantity';
 import { PurchaseOrdersController } from './purchase-orders.controller';
 import { PurchaseOrdersService } from './purchase-orders.service';
@@ -18,7 +19,7 @@ import { SuppliersService } from './suppliers.service';
 @Module({
   imports: [InventoryModule],
   controllers: [SuppliersController, PurchaseOrdersController, RequisitionsController],
-  providers: [SuppliersService, PurchaseOrdersService, RequisitionsService, { provide: INCOMING_SUPPLY, useClass: OpenPurchaseQuantity }],
+  providers: [SuppliersService, PurchaseOrdersService, GoodsReceiptsService, RequisitionsService, { provide: INCOMING_SUPPLY, useClass: OpenPurchaseQuantity }],
   exports: [INCOMING_SUPPLY],
 })
 export class ProcurementModule {}

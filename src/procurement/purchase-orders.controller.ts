@@ -4,6 +4,7 @@ import { Permissions } from '../auth/decorators';
 import { UuidParam } from '../common/uuid';
 import { IfMatch } from '../common/versioning';
 import { CreatePurchaseOrderDto, CreateReceiptDto, PurchaseOrderQuery, UpdatePurchaseOrderDto } from './procurement.dto';
+import { GoodsReceiptsService } from './goods-receipts.service';
 import { PurchaseOrdersService } from './purchase-orders.service';
 
 const SHAPE =
@@ -19,7 +20,10 @@ const ID = 'Purchase order';
 @ApiTags('procurement')
 @Controller('v1/procurement/purchase-orders')
 export class PurchaseOrdersController {
-  constructor(private readonly orders: PurchaseOrdersService) {}
+  constructor(
+    private readonly orders: PurchaseOrdersService,
+    private readonly goodsReceipts: GoodsReceiptsService,
+  ) {}
 
   @Get()
   @Permissions('procurement:read')
@@ -91,7 +95,7 @@ export class PurchaseOrdersController {
   @Permissions('procurement:read')
   @ApiOperation({ summary: 'The receipts of a purchase order', description: `Newest first. ${RECEIPT}` })
   receipts(@UuidParam('id', ID) id: string) {
-    return this.orders.listReceipts(id);
+    return this.goodsReceipts.listReceipts(id);
   }
 
   @Post(':id/receipts')
@@ -107,6 +111,6 @@ export class PurchaseOrdersController {
       `(e.g. QUARANTINE). Lines of non-stock and service items post nothing and take no location. ${RECEIPT}`,
   })
   async receive(@UuidParam('id', ID) id: string, @Body() body: CreateReceiptDto, @IfMatch() ifMatch?: number) {
-    return { data: await this.orders.receive(id, body, ifMatch) };
+    return { data: await this.goodsReceipts.receive(id, body, ifMatch) };
   }
 }

@@ -7,10 +7,10 @@ import { UnitOfWork } from '../database/unit-of-work';
 import { auditView, DocumentRow, DocumentStore, Transitions } from '../documents/document-store';
 import { DocumentNumbers } from '../documents/numbering';
 import { num, qty as toQty, sql } from '../documents/quantity';
-import { CatalogRefs } from '../documents/references';
+import { activeItem, CatalogRefs } from '../documents/references';
 import { UomConversion } from '../documents/uom-conversion';
 import { CreateRequisitionDto, ReqStatus, RequisitionLineDto, RequisitionQuery, UpdateRequisitionDto } from './procurement.dto';
-import { activeItem, PurchaseOrdersService } from './purchase-orders.service';
+import { PurchaseOrdersService } from './purchase-orders.service';
 import { SuppliersService } from './suppliers.service';
 
 interface ReqRow extends DocumentRow {

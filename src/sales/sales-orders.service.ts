@@ -1,44 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
-import { AppError, ErrorDetail, insufficientStock, invalidField, invalidState, notFound, unknownReference } from '../common/errors';
+import { AppError, ErrorDetail, insufficientStock, invalidState, notFound, unknownReference } from '../common/errors';
 import { likePattern, page } from '../common/pagination';
 import { SqlFilters } from '../common/sql-filters';
 import { UnitOfWork } from '../database/unit-of-work';
-import { auditView, DocumentRow, DocumentStore, Transitions } from '../documents/document-store';
+import { DocumentStore } from '../documents/document-store';
 import { DocumentNumbers } from '../documents/numbering';
-import { num, qty as toQty, sql, sum } from '../documents/quantity';
-import { CatalogRefs, ItemRef } from '../documents/references';
-import { checkLotOfItem } from '../documents/tracking';
+import { qty as toQty, sql, sum } from '../documents/quantity';
+import { activeItem, CatalogRefs } from '../documents/references';
 import { UomConversion } from '../documents/uom-conversion';
 import { LedgerService } from '../inventory/ledger/ledger.service';
 import { IssueLine } from '../inventory/ledger/posting';
 import { ReservationView } from '../inventory/ledger/views';
 import { CustomersService } from './customers.service';
-import { CreateSalesOrderDto, SalesOrderLineDto, SalesOrderQuery, ShipLineDto, ShipSalesOrderDto, SoStatus, UpdateSalesOrderDto } from './sales.dto';
-
-interface SoRow extends DocumentRow {
-  order_no: string;
-  customer_id: string;
-  facility_id: string;
-  requested_date: string | null;
-  notes: string | null;
-  total_amount: string;
-}
-
-interface SoLineRow {
-  id: string;
-  sales_order_id: string;
-  line_no: number;
-  item_id: string;
-  uom_id: string;
-  qty: string;
-  unit_price: string;
-  qty_shipped: string;
-  qty_base: string;
-  qty_shipped_base: string;
-  reservation_id: string | null;
-}
+import { byPosition, HOLDING, SALES_ORDER, SalesOrderView, SO_COLUMNS, SoLineRow, SoRow, soView } from './sales-order-rows';
+import { outstanding, SalesShipping } from './sales-shipping';
+import { CreateSalesOrderDto, SalesOrderLineDto, SalesOrderQuery, ShipSalesOrderDto, SoStatus, UpdateSalesOrderDto } from './sales.dto';
 
 /** A checked order line: quantity in its UOM, and in base units (rounded up). */
 interface NewSoLine {
@@ -48,66 +26,6 @@ interface NewSoLine {
   qtyBase: Decimal;
   unitPrice: Decimal;
 }
-
-/** What one ship call takes from one order line: in the line's UOM and in base units. */
-interface Shipping {
-  line: SoLineRow;
-  item: ItemRef;
-  qty: Decimal;
-  base: Decimal;
-  field: string;
-  locationId?: string;
-  lotId?: string;
-  serialNos?: string[];
-}
-
-/** What a line's reservation still has to give, as this ship call plans it. */
-interface HoldLeft {
-  view: ReservationView;
-  /** Allocated stock not yet taken by an earlier line of this call; `anywhere` for what automatic allocation will pin. */
-  allocations: Array<{ locationId: string | null; lotId: string | null; qty: Decimal; anywhere?: boolean }>;
-  unallocated: Decimal;
-}
-
-const SO_COLUMNS = `id, order_no, customer_id, facility_id, status, to_char(requested_date, 'YYYY-MM-DD') AS requested_date, notes, total_amount,
-  version, created_by, updated_by, created_at, updated_at`;
-
-const soView = (o: SoRow, lines: SoLineRow[]) => ({
-  id: o.id,
-  orderNo: o.order_no,
-  customerId: o.customer_id,
-  facilityId: o.facility_id,
-  status: o.status as SoStatus,
-  requestedDate: o.requested_date,
-  notes: o.notes,
-  lines: lines.map((l) => ({
-    id: l.id,
-    lineNo: l.line_no,
-    itemId: l.item_id,
-    qty: num(l.qty),
-    uomId: l.uom_id,
-    unitPrice: num(l.unit_price),
-    qtyShipped: num(l.qty_shipped),
-    reservationId: l.reservation_id,
-  })),
-  totalAmount: num(o.total_amount),
-  ...auditView(o),
-});
-export type SalesOrderView = ReturnType<typeof soView>;
-
-/**
- * draft →open→ open →ship→ partially_shipped | shipped (ship again from partially_shipped); cancel from
- * draft|open|partially_shipped. PATCH is the `change` action. `ship` sets its state from what is left.
- */
-export const SALES_ORDER = new Transitions<SoStatus, 'change' | 'open' | 'ship' | 'cancel'>('Sales order', {
-  change: { from: ['draft'] },
-  open: { from: ['draft'], to: 'open' },
-  ship: { from: ['open', 'partially_shipped'] },
-  cancel: { from: ['draft', 'open', 'partially_shipped'], to: 'cancelled' },
-});
-
-/** Reservation states that still hold stock. */
-const HOLDING = ['open', 'allocated'];
 
 /** Sales orders: reserve on open, ship through one ledger posting per call, release on cancel. */
 @Injectable()
@@ -121,6 +39,7 @@ export class SalesOrdersService {
     private readonly numbers: DocumentNumbers,
     private readonly ledger: LedgerService,
     private readonly customers: CustomersService,
+    private readonly shipping: SalesShipping,
   ) {
     this.store = new DocumentStore(uow, 'sales_orders', SALES_ORDER, (r) => r.order_no);
   }
@@ -244,8 +163,8 @@ export class SalesOrdersService {
     const o = await this.store.lockFor('ship', id, ifMatch);
     const lines = await this.linesOf([id]);
     const items = await this.refs.items(lines.map((l) => l.item_id));
-    const shipping = dto.lines?.length ? await this.requested(o, lines, items, dto.lines) : outstanding(lines, items);
-    const holds = await this.allocateFor(shipping);
+    const shipping = dto.lines?.length ? await this.shipping.requested(o, lines, items, dto.lines) : outstanding(lines, items);
+    const holds = await this.shipping.allocateFor(shipping);
     const issues = shipping
       .filter((s) => s.line.reservation_id && s.base.gt(0))
       .map((s): IssueLine => ({
@@ -258,141 +177,13 @@ export class SalesOrdersService {
         WHERE l.tenant_id = $1 AND l.sales_order_id = $2 AND l.id = k.id`,
       [this.uow.tenantId, id, shipping.map((s) => s.line.id), shipping.map((s) => sql(s.qty)), shipping.map((s) => sql(s.base))],
     );
-    await this.closeCompleted(shipping, holds);
+    await this.shipping.closeCompleted(shipping, holds);
     const [{ complete }]: Array<{ complete: boolean }> = await this.m.query(
       `SELECT bool_and(qty_shipped >= qty) AS complete FROM sales_order_lines WHERE tenant_id = $1 AND sales_order_id = $2`,
       [this.uow.tenantId, id],
     );
     await this.store.touch(id, 'status = $4', [complete ? 'shipped' : 'partially_shipped']);
     return this.get(id);
-  }
-
-  /**
-   * The lines of a ship body: each a line of this order (404 naming the field); stock fields only on
-   * stock lines (400); together at most what is outstanding per line (409 naming the line). Base
-   * quantities never exceed what the line still has to ship in base units, and the call that completes
-   * a line ships exactly its rest (so rounding up partial quantities cannot overdraw the hold).
-   */
-  private async requested(o: SoRow, lines: SoLineRow[], items: Map<string, ItemRef>, body: ShipLineDto[]): Promise<Shipping[]> {
-    const byId = new Map(lines.map((l) => [l.id, l]));
-    const locations = await this.refs.locations(body.map((s) => s.locationId).filter((x): x is string => !!x));
-    const lots = await this.refs.lots(body.map((s) => s.lotId).filter((x): x is string => !!x));
-    const taken = new Map<string, { qty: Decimal; base: Decimal }>();
-    const over: ErrorDetail[] = [];
-    const shipping: Shipping[] = [];
-    for (const [i, s] of body.entries()) {
-      const f = `lines[${i}]`;
-      const line = byId.get(s.lineId);
-      if (!line) throw unknownReference(`${f}.lineId`);
-      const item = items.get(line.item_id)!;
-      if (!line.reservation_id) {
-        for (const k of ['locationId', 'lotId', 'serialNos'] as const)
-          if (s[k] !== undefined) throw invalidField(`${f}.${k}`, `must not be given: line ${line.line_no} (${item.itemNo}, ${item.kind}) holds no stock`);
-      }
-      if (s.serialNos && !item.serialTracked) throw invalidField(`${f}.serialNos`, `must be empty: ${item.itemNo} is not serial-tracked`);
-      // Shipping finishes committed work: an inactive location or item is not refused.
-      if (s.locationId) this.refs.location(locations, s.locationId, `${f}.locationId`, 'committed', o.facility_id);
-      if (s.lotId) {
-        if (!item.lotTracked) throw invalidField(`${f}.lotId`, `must be empty: ${item.itemNo} is not lot-tracked`);
-        checkLotOfItem(lots.find((l) => l.id === s.lotId), item, `${f}.lotId`);
-      }
-      const converted = await this.uoms.toBase(item, line.uom_id, s.qty, `${f}.qty`);
-      const before = taken.get(line.id) ?? { qty: toQty(0), base: toQty(0) };
-      const qty = before.qty.plus(s.qty);
-      const left = toQty(line.qty).minus(line.qty_shipped);
-      if (qty.gt(left)) {
-        over.push({ field: `${f}.qty`, message: 'exceeds the outstanding quantity', lineId: line.id, lineNo: line.line_no, requested: qty.toNumber(), outstanding: left.toNumber() });
-        continue;
-      }
-      const baseLeft = toQty(line.qty_base).minus(line.qty_shipped_base).minus(before.base);
-      const base = qty.eq(left) ? baseLeft : Decimal.min(converted, baseLeft);
-      taken.set(line.id, { qty, base: before.base.plus(base) });
-      shipping.push({ line, item, qty: toQty(s.qty), base, field: f, locationId: s.locationId, lotId: s.lotId, serialNos: s.serialNos });
-    }
-    if (over.length) {
-      const d = over[0];
-      throw new AppError(409, 'invalid_state', `Sales order ${o.order_no} line ${d.lineNo} has ${d.outstanding} outstanding; cannot ship ${d.requested}`, over);
-    }
-    return shipping;
-  }
-
-  /**
-   * Allocates what the holds do not yet cover: at the line's location (and lot) when given, else the
-   * hold's whole unallocated rest automatically. Planned over this call's lines in order, so several
-   * lines of one hold add up; the posting then checks every issue exactly.
-   */
-  private async allocateFor(shipping: Shipping[]): Promise<Map<string, ReservationView>> {
-    const holds = new Map<string, HoldLeft>();
-    for (const s of shipping) {
-      const id = s.line.reservation_id;
-      if (!id || !s.base.gt(0)) continue;
-      let h = holds.get(id);
-      if (!h) {
-        const view = await this.ledger.reservation(id);
-        // A hold that no longer holds is left to the posting, which refuses it naming its state.
-        if (!HOLDING.includes(view.status)) continue;
-        h = {
-          view,
-          allocations: view.allocations.map((a) => ({ locationId: a.locationId, lotId: a.lotId, qty: toQty(a.qty) })),
-          unallocated: toQty(view.qty).minus(view.qtyAllocated).minus(view.qtyFulfilled),
-        };
-        holds.set(id, h);
-      }
-      const matching = h.allocations.filter((a) => a.anywhere || ((!s.locationId || a.locationId === s.locationId) && (!s.lotId || a.lotId === s.lotId)));
-      const covered = sum(matching.map((a) => a.qty));
-      const missing = Decimal.min(s.base.minus(covered), h.unallocated);
-      if (missing.gt(0)) {
-        if (s.locationId) {
-          if (s.item.lotTracked && !s.lotId) throw invalidField(`${s.field}.lotId`, `is required to ship ${s.item.itemNo} from a location it is not yet allocated at: it is lot-tracked`);
-          await this.allocate(s, [{ locationId: s.locationId, lotId: s.lotId ?? null, qty: missing }]);
-          h.allocations.push({ locationId: s.locationId, lotId: s.lotId ?? null, qty: missing });
-          h.unallocated = h.unallocated.minus(missing);
-        } else {
-          await this.allocate(s);
-          h.allocations.push({ locationId: null, lotId: null, qty: h.unallocated, anywhere: true });
-          h.unallocated = toQty(0);
-        }
-        matching.push(h.allocations[h.allocations.length - 1]);
-      }
-      // What this line takes is gone for the call's next lines.
-      let left = s.base;
-      for (const a of matching) {
-        const take = Decimal.min(left, a.qty);
-        a.qty = a.qty.minus(take);
-        left = left.minus(take);
-      }
-    }
-    return new Map([...holds].map(([id, h]) => [id, h.view]));
-  }
-
-  /** A ledger allocation for a ship line, its errors pointing at that line. */
-  private async allocate(s: Shipping, pins?: Array<{ locationId: string; lotId: string | null; qty: Decimal }>): Promise<void> {
-    try {
-      await this.ledger.allocate(s.line.reservation_id!, pins);
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      const field = (d: ErrorDetail) => `${s.field}.${d.field === 'allocations' ? 'qty' : (d.field ?? 'qty').split('.').pop()}`;
-      throw new AppError(err.status, err.code, err.message, err.details?.map((d) => ({ ...d, field: field(d) })));
-    }
-  }
-
-  /**
-   * A line this call completes has its hold closed: fulfilled already unless the hold was changed
-   * since open (e.g. its quantity raised), in which case what it still holds is freed.
-   */
-  private async closeCompleted(shipping: Shipping[], holds: Map<string, ReservationView>): Promise<void> {
-    const shipped = new Map<string, Decimal>();
-    const issued = new Map<string, Decimal>();
-    for (const s of shipping) {
-      shipped.set(s.line.id, (shipped.get(s.line.id) ?? toQty(0)).plus(s.qty));
-      if (s.line.reservation_id) issued.set(s.line.reservation_id, (issued.get(s.line.reservation_id) ?? toQty(0)).plus(s.base));
-    }
-    const stillHolding = [...new Map(shipping.map((s) => [s.line.id, s.line])).values()]
-      .filter((l) => l.reservation_id && holds.has(l.reservation_id) && toQty(l.qty_shipped).plus(shipped.get(l.id)!).gte(l.qty))
-      .map((l) => holds.get(l.reservation_id!)!)
-      .filter((h) => toQty(h.qtyFulfilled).plus(issued.get(h.id)!).lt(h.qty))
-      .sort(byPosition);
-    for (const h of stillHolding) await this.ledger.closeReservation(h.id);
   }
 
   /**
@@ -448,23 +239,3 @@ export class SalesOrdersService {
 
 /** Σ qty × unitPrice, exactly. */
 const total = (lines: NewSoLine[]) => sum(lines.map((l) => l.qty.times(l.unitPrice)));
-
-/** Everything still outstanding on every line (a ship call without lines). */
-function outstanding(lines: SoLineRow[], items: Map<string, ItemRef>): Shipping[] {
-  return lines
-    .filter((l) => toQty(l.qty).gt(l.qty_shipped))
-    .map((l) => ({
-      line: l, item: items.get(l.item_id)!, qty: toQty(l.qty).minus(l.qty_shipped), base: toQty(l.qty_base).minus(l.qty_shipped_base), field: `lines[${l.line_no - 1}]`,
-    }));
-}
-
-/** Holds in the lock order of their positions (item; one facility per order), then by id. */
-const byPosition = (a: ReservationView, b: ReservationView) => (a.itemId < b.itemId ? -1 : a.itemId > b.itemId ? 1 : a.id < b.id ? -1 : 1);
-
-/** A known item of any kind (404 naming the field), active (409): new order lines. */
-function activeItem(items: Map<string, ItemRef>, id: string, field: string): ItemRef {
-  const item = items.get(id);
-  if (!item) throw unknownReference(field);
-  if (!item.isActive) throw invalidState(`Item ${item.itemNo} is inactive`);
-  return item;
-}
