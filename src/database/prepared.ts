@@ -7,7 +7,8 @@ export interface PreparedConfig {
   generic: boolean;
 }
 
-const configs = new Map<string, PreparedConfig>();
+// One map per plan mode, keyed by the text itself: a constant text keeps its hash (no key built per call).
+const configs = { generic: new Map<string, PreparedConfig>(), custom: new Map<string, PreparedConfig>() };
 
 /**
  * A hot statement as a named prepared statement: node-postgres parses it once per connection and
@@ -31,11 +32,11 @@ const configs = new Map<string, PreparedConfig>();
  */
 export function prepared(text: string, options: { generic?: boolean } = {}): string {
   const generic = !!options.generic;
-  const key = `${generic ? 'g' : 'c'}:${text}`;
-  let config = configs.get(key);
+  const byText = generic ? configs.generic : configs.custom;
+  let config = byText.get(text);
   if (!config) {
     config = { name: `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text, generic };
-    configs.set(key, config);
+    byText.set(text, config);
   }
   return config as unknown as string;
 }

@@ -13,7 +13,7 @@ import { checkBaseDecimals } from '../../documents/tracking';
 import { BalanceDelta, CounterWrite, Counters, PositionDelta, positionKey, Prelocked, shortage } from './counters';
 import { LAPSED, LAPSED_HOLDS, RESERVATION_NOW } from './lapsed';
 import { Hold } from './posting';
-import { AllocationRow, ReservationRow } from './views';
+import { ALLOCATION_COLUMNS, AllocationRow, RESERVATION_COLUMNS, ReservationRow } from './views';
 
 /** What may be done with a reservation in which state (CONTRACT §5). */
 export const RESERVATION = new Transitions<string, 'change' | 'allocate' | 'release' | 'cancel' | 'fulfill' | 'issue'>('Reservation', {
@@ -234,7 +234,7 @@ export class Holds {
   async freeing(reservations: ReservationRow[]): Promise<{ balances: BalanceDelta[]; positions: PositionDelta[] }> {
     if (!reservations.length) return { balances: [], positions: [] };
     const allocations: Array<AllocationRow & { facility_id: string; status_id: string }> = await this.m.query(
-      prepared(`SELECT a.id, a.reservation_id, a.balance_id, a.item_id, a.location_id, a.lot_id, a.qty, a.qty_issued, a.status, b.facility_id, b.status_id
+      prepared(`SELECT ${ALLOCATION_COLUMNS}, b.facility_id, b.status_id
          FROM allocations a JOIN balances b ON b.tenant_id = a.tenant_id AND b.id = a.balance_id
         WHERE a.tenant_id = $1 AND a.reservation_id = ANY($2::uuid[]) AND a.status = 'active'`, GENERIC),
       [this.uow.tenantId, reservations.map((r) => r.id)],
@@ -304,7 +304,3 @@ export class Holds {
     return this.m.query(`SELECT ${RESERVATION_COLUMNS} FROM reservations r WHERE r.tenant_id = $1 AND ${LAPSED} AND ${where} FOR UPDATE SKIP LOCKED`, [this.uow.tenantId, ...params]);
   }
 }
-
-/** A reservation row's columns (ReservationRow). */
-const RESERVATION_COLUMNS = `r.id, r.reservation_no, r.item_id, r.facility_id, r.qty, r.qty_allocated, r.qty_fulfilled, r.status, r.demand_type,
-  r.demand_id, r.demand_line_id, r.expires_at, r.notes, r.version, r.created_by, r.updated_by, r.created_at, r.updated_at`;

@@ -12,7 +12,7 @@ import { ALLOCATION_LIVE, RESERVATION_NOW } from './lapsed';
 import { Hold, IssueLine, isIssue, Pin, Posting, PostingLine } from './posting';
 import { lineDetail, PostingLines } from './posting-lines';
 import { Serials } from './serials';
-import { AllocationRow, ReservationRow, reservationView, ReservationView, TransactionView } from './views';
+import { ALLOCATION_COLUMNS, AllocationRow, ReservationRow, reservationView, ReservationView, TransactionView } from './views';
 
 /**
  * The ledger's one surface: postings and holds. The only writer of ledger transactions and lines,
@@ -164,7 +164,7 @@ export class LedgerService {
     ]);
     if (!r) throw notFound('Reservation');
     const allocations: AllocationRow[] = await this.uow.manager.query(
-      prepared(`SELECT a.id, a.reservation_id, a.balance_id, a.item_id, a.location_id, a.lot_id, a.qty, a.qty_issued, a.status FROM allocations a
+      prepared(`SELECT ${ALLOCATION_COLUMNS} FROM allocations a
         WHERE a.tenant_id = $1 AND a.reservation_id = $2 AND ${ALLOCATION_LIVE} ORDER BY a.created_at, a.id`, GENERIC),
       [this.uow.tenantId, id],
     );

@@ -67,6 +67,10 @@ export interface ReservationRow {
   updated_at: Date;
 }
 
+/** A reservation row's columns (ReservationRow). */
+export const RESERVATION_COLUMNS = `r.id, r.reservation_no, r.item_id, r.facility_id, r.qty, r.qty_allocated, r.qty_fulfilled, r.status, r.demand_type,
+  r.demand_id, r.demand_line_id, r.expires_at, r.notes, r.version, r.created_by, r.updated_by, r.created_at, r.updated_at`;
+
 export interface AllocationRow {
   id: string;
   reservation_id: string;
@@ -78,6 +82,9 @@ export interface AllocationRow {
   qty_issued: string;
   status: string;
 }
+
+/** An allocation row's columns (AllocationRow). */
+export const ALLOCATION_COLUMNS = `a.id, a.reservation_id, a.balance_id, a.item_id, a.location_id, a.lot_id, a.qty, a.qty_issued, a.status`;
 
 export const allocationView = (a: AllocationRow) => ({
   id: a.id,
