@@ -4,9 +4,6 @@ import { PassportModule } from '@nestjs/passport';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { json } from 'express';
 import { ClsModule } from 'nestjs-cls';
-import { LoggerModule } from 'nestjs-pino';
-import type { Logger } from 'pino';
-import { createLogger, requestLogOptions } from './common/logging';
 import { AccessGuard } from './auth/access.guard';
 import { JwtStrategy } from './auth/jwt.strategy';
 import { TenantThrottlerGuard } from './auth/tenant-throttler.guard';
@@ -24,7 +21,7 @@ import { DOMAIN_MODULES } from './domain-modules';
 
 @Module({})
 export class AppModule implements NestModule {
-  static forRoot(settings: Settings, databaseUrl: string, logger: Logger = createLogger(settings)): DynamicModule {
+  static forRoot(settings: Settings, databaseUrl: string): DynamicModule {
     const providers: Provider[] = [
       { provide: Settings, useValue: settings },
       { provide: APP_FILTER, useClass: AllExceptionsFilter },
@@ -49,11 +46,8 @@ export class AppModule implements NestModule {
             mount: true,
             // No proxy providers are used: skip their per-request resolution.
             resolveProxyProviders: false,
-            setup: (cls, req: { id?: string }) => cls.set('requestId', req.id),
           },
         }),
-        // One line per request when it ends (src/common/logging.ts); the same logger as main.ts's lines.
-        LoggerModule.forRoot({ pinoHttp: requestLogOptions(logger) }),
         PassportModule,
         ThrottlerModule.forRoot({ throttlers: [{ ttl: 60_000, limit: Math.max(settings.RATE_LIMIT_PER_MINUTE, 1) }] }),
         DatabaseModule.forRoot(databaseUrl, {

@@ -10,7 +10,6 @@ export interface Principal {
 
 /** What one request carries through AsyncLocalStorage (nestjs-cls). */
 export interface RequestStore extends ClsStore {
-  requestId?: string;
   principal?: Principal;
   /** The manager of the request's single database transaction (unit of work). */
   manager?: EntityManager;
