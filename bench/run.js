@@ -69,6 +69,14 @@ async function database() {
   return { url: db.url, stop: async () => (await db.stop(), rmSync(dir, { recursive: true, force: true })) };
 }
 
+/** The flags between `node` and `dist/main.js` in package.json's `start:prod`. */
+function startProdFlags() {
+  const command = require(join(ROOT, 'package.json')).scripts['start:prod'];
+  const m = /^node ((?:--\S+ )*)dist\/main\.js$/.exec(command);
+  if (!m) throw new Error(`package.json start:prod is not "node [flags] dist/main.js": ${command}`);
+  return m[1].split(' ').filter(Boolean);
+}
+
 /** `node dist/main.js` in production mode, its output in a log file; resolves once /health answers 200. */
 async function startService(databaseUrl, idp) {
   const port = await freePort();
@@ -76,7 +84,9 @@ async function startService(databaseUrl, idp) {
   const logFile = join(dir, 'service.log');
   const out = openSync(logFile, 'a');
   const passThrough = Object.fromEntries(['LOG_LEVEL', 'DB_POOL_SIZE', 'NODE_OPTIONS'].filter((k) => env[k]).map((k) => [k, env[k]]));
-  const nodeArgs = (env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean); // e.g. --cpu-prof --cpu-prof-dir=/tmp/prof
+  // The node flags of `npm run start:prod` (the production start, also the Docker image's), then BENCH_NODE_ARGS
+  // (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).
+  const nodeArgs = [...startProdFlags(), ...(env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist/main.js')], {
     cwd: dir,
     env: {

@@ -29,7 +29,10 @@ describe('docker/ files', () => {
     expect(runtime).not.toMatch(/npm run build|tsc|COPY src/);
     expect(runtime).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
     expect(runtime).toMatch(/^USER node$/m);
-    expect(runtime).toMatch(/^CMD \["node", "dist\/main\.js"\]$/m);
+    // The image starts the service as `npm run start:prod` does (same node flags).
+    const startProd = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts['start:prod'] as string;
+    expect(startProd).toMatch(/^node (--[\w-]+=\w+ )*dist\/main\.js$/);
+    expect(runtime).toContain(`\nCMD ${JSON.stringify(startProd.split(' '))}\n`.replace(/","/g, '", "'));
     expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD .*\/health/m);
     // The documented migration command is the one the runtime stage can run.
     expect(dockerfile).toMatch(/node dist\/database\/cli\.js run/);
