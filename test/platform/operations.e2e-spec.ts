@@ -56,6 +56,18 @@ describe('operations: logs', () => {
       await locker.query('SELECT 1 FROM items WHERE id = $1 FOR UPDATE', [f.item.id]);
       const stuck = await t.patch(`/v1/items/${f.item.id}`, { name: 'stuck' }).expect(503);
       await locker.query('ROLLBACK');
+      // A client that hangs up before its answer: one warn line saying so.
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM items WHERE id = $1 FOR UPDATE', [f.item.id]);
+      const abandonedId = `abandoned-${Date.now()}`;
+      const abandoned = await fetch(`${service.url}/v1/items/${f.item.id}`, {
+        method: 'PATCH',
+        headers: { Authorization: `Bearer ${t.token}`, 'Content-Type': 'application/json', 'X-Request-Id': abandonedId },
+        body: JSON.stringify({ name: 'abandoned' }),
+        signal: AbortSignal.timeout(100),
+      }).then(() => 'answered', (err: Error) => err.name);
+      expect(abandoned).toBe('TimeoutError');
+      await locker.query('ROLLBACK');
       await service.stop();
 
       const lines = jsonLines(service.output());
@@ -67,6 +79,9 @@ describe('operations: logs', () => {
       expect(byId(forbidden)).toEqual([expect.objectContaining({ level: 30, tenant: readOnly.tenantId, route: '/v1/items', status: 403 })]);
       expect(byId(stuck)).toEqual([expect.objectContaining({
         level: 50, route: '/v1/items/:id', status: 503, err: expect.objectContaining({ message: expect.stringMatching(/did not finish the request within 500 ms/) }),
+      })]);
+      expect(lines.filter((l) => l.requestId === abandonedId)).toEqual([expect.objectContaining({
+        level: 40, aborted: true, method: 'PATCH', route: '/v1/items/:id', tenant: t.tenantId, msg: 'PATCH /v1/items/:id aborted by the client',
       })]);
       // Start and shutdown are JSON lines too.
       expect(lines.find((l) => String(l.msg).includes('listening on'))).toMatchObject({ level: 30, port: expect.any(Number), authMode: 'jwt' });
