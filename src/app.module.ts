@@ -6,6 +6,7 @@ import { json } from 'express';
 import { ClsModule } from 'nestjs-cls';
 import { AccessGuard } from './auth/access.guard';
 import { JwtStrategy } from './auth/jwt.strategy';
+import { RateWindows } from './auth/rate-windows';
 import { TenantThrottlerGuard } from './auth/tenant-throttler.guard';
 import { AllExceptionsFilter } from './common/exception.filter';
 import { IdempotencyFailureInterceptor, IdempotencyInterceptor } from './common/idempotency.interceptor';
@@ -49,7 +50,8 @@ export class AppModule implements NestModule {
           },
         }),
         PassportModule,
-        ThrottlerModule.forRoot({ throttlers: [{ ttl: 60_000, limit: Math.max(settings.RATE_LIMIT_PER_MINUTE, 1) }] }),
+        // O(1) per request whatever the limit (src/auth/rate-windows.ts); the library's storage is O(requests in the window).
+        ThrottlerModule.forRoot({ throttlers: [{ ttl: 60_000, limit: Math.max(settings.RATE_LIMIT_PER_MINUTE, 1) }], storage: new RateWindows() }),
         DatabaseModule.forRoot(databaseUrl, {
           size: settings.DB_POOL_SIZE,
           tenantMaxConnections: settings.DB_TENANT_MAX_CONNECTIONS ?? Math.max(1, settings.DB_POOL_SIZE - 1),
