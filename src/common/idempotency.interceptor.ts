@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { ClsService } from 'nestjs-cls';
 import { catchError, concatMap, Observable, of } from 'rxjs';
 import type { EntityManager } from 'typeorm';
+import { GENERIC, prepared } from '../database/prepared';
 import { UnitOfWork } from '../database/unit-of-work';
 import { AppError } from './errors';
 import { ErrorBody, toErrorBody } from './exception.filter';
@@ -28,12 +29,27 @@ interface TakenKey {
 }
 const TAKEN_KEY = 'idempotency.takenKey';
 
-/** Rows older than the TTL count as absent: deleted before the key is taken. */
-async function deleteExpired(manager: EntityManager, tenantId: string, key: string): Promise<void> {
-  await manager.query(
-    `DELETE FROM idempotency_keys WHERE tenant_id = $1 AND key = $2 AND created_at < now() - make_interval(hours => $3)`,
-    [tenantId, key, IDEMPOTENCY_TTL_HOURS],
+/**
+ * Takes the key for this request, in one statement: a new row, or the row of an expired key (older than the
+ * TTL counts as absent) taken over in place. Returns whether it was taken; a live key's row is left as it is
+ * (and, as with any conflicting insert, this waits while the request holding it is still in flight).
+ */
+async function takeKey(
+  manager: EntityManager,
+  row: { tenantId: string; key: string; hash: string; status?: number; response?: string },
+): Promise<boolean> {
+  const taken: unknown[] = await manager.query(
+    prepared(
+      `INSERT INTO idempotency_keys AS k (tenant_id, key, request_hash, status_code, response) VALUES ($1, $2, $3, $4, $5::json)
+     ON CONFLICT (tenant_id, key) DO UPDATE
+       SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code, response = EXCLUDED.response, created_at = now()
+       WHERE k.created_at < now() - make_interval(hours => $6)
+     RETURNING k.key`,
+      GENERIC,
+    ),
+    [row.tenantId, row.key, row.hash, row.status ?? null, row.response ?? null, IDEMPOTENCY_TTL_HOURS],
   );
+  return taken.length > 0;
 }
 
 /**
@@ -43,7 +59,8 @@ async function deleteExpired(manager: EntityManager, tenantId: string, key: stri
  *   first commits, then finds it and replays the stored response;
  * - a request that fails rolls back, key included; IdempotencyFailureInterceptor then stores its error
  *   response under the key in a transaction of its own;
- * - rows older than 24 h are deleted before the INSERT, so an expired key counts as new.
+ * - a row older than 24 h is taken over by the same statement, so an expired key counts as new;
+ * - the response's UPDATE leaves with the COMMIT (UnitOfWork.finishWith): with the key, a posting is 4 writes.
  * Responses are stored as `json` (the exact text sent), so a replay is byte for byte the original.
  */
 @Injectable()
@@ -67,14 +84,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const manager = this.uow.manager;
     const tenantId = this.uow.tenantId;
     const hash = requestHash(req.method, req.originalUrl, req.body);
-    await deleteExpired(manager, tenantId, key);
-    const inserted: unknown[] = await manager.query(
-      `INSERT INTO idempotency_keys (tenant_id, key, request_hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING key`,
-      [tenantId, key, hash],
-    );
+    const taken = await takeKey(manager, { tenantId, key, hash });
     const res = ctx.switchToHttp().getResponse<Response>();
 
-    if (!inserted.length) {
+    if (!taken) {
       const [stored]: (StoredKey | undefined)[] = await manager.query(
         `SELECT request_hash, status_code, response FROM idempotency_keys WHERE tenant_id = $1 AND key = $2`,
         [tenantId, key],
@@ -98,14 +111,19 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
 
     this.cls.set<TakenKey>(TAKEN_KEY, { tenantId, key, hash });
-    // The response is stored after the handler, in this unit of work: no early COMMIT.
+    // The response is stored after the handler, in this unit of work: the handler's last statement does not
+    // take the COMMIT with it (keepOpen); the response's UPDATE does (finishWith).
     this.uow.keepOpen();
     return next.handle().pipe(
       concatMap(async (body) => {
         // JSON.stringify is what Express sends (Dates as ISO strings), stored unparsed in a `json` column.
-        await manager.query(
-          `UPDATE idempotency_keys SET status_code = $3, response = $4::json WHERE tenant_id = $1 AND key = $2`,
-          [tenantId, key, res.statusCode, JSON.stringify(body ?? null)],
+        await this.uow.finishWith(() =>
+          manager.query(prepared(`UPDATE idempotency_keys SET status_code = $3, response = $4::json WHERE tenant_id = $1 AND key = $2`, GENERIC), [
+            tenantId,
+            key,
+            res.statusCode,
+            JSON.stringify(body ?? null),
+          ]),
         );
         return body;
       }),
@@ -121,7 +139,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
  *
  * Interleavings: a concurrent duplicate waiting on the in-flight key row sees it vanish at the rollback,
  * takes the key itself and executes (acceptable: the first did not change anything). The INSERT here
- * is ON CONFLICT DO NOTHING: if that duplicate (or any request) has stored the key meanwhile, theirs is
+ * leaves a live row alone: if that duplicate (or any request) has stored the key meanwhile, theirs is
  * kept; if it is still in flight, this INSERT waits for it to commit or roll back. If storing fails, the
  * original error is still returned and a repeat executes again.
  */
@@ -149,14 +167,7 @@ export class IdempotencyFailureInterceptor implements NestInterceptor {
     const body = toErrorBody(err);
     if (!shouldStoreFailure(body.status, body.error)) return;
     try {
-      await this.uow.run(async (manager) => {
-        await deleteExpired(manager, taken.tenantId, taken.key);
-        await manager.query(
-          `INSERT INTO idempotency_keys (tenant_id, key, request_hash, status_code, response)
-           VALUES ($1, $2, $3, $4, $5::json) ON CONFLICT DO NOTHING`,
-          [taken.tenantId, taken.key, taken.hash, body.status, JSON.stringify(body)],
-        );
-      }, taken.tenantId);
+      await this.uow.run((manager) => takeKey(manager, { ...taken, status: body.status, response: JSON.stringify(body) }), taken.tenantId);
     } catch (storeErr) {
       this.logger.warn({ err: storeErr }, `could not store the ${body.status} response of a request with an ${IDEMPOTENCY_HEADER}`);
     }

@@ -89,6 +89,15 @@ export class UnitOfWork {
   }
 
   /**
+   * For the caller of `keepOpen`: the unit of work's very last statement, sent with the COMMIT as
+   * `commitWith` does (the same conditions and guarantees apply).
+   */
+  finishWith<T>(send: () => Promise<T>): Promise<T> {
+    if (this.cls.isActive()) this.cls.set(KEEP_OPEN, false);
+    return this.commitWith(send);
+  }
+
+  /**
    * Runs `work` in one transaction for `tenantId` (default: the current principal's). The opening
    * statement (BEGIN and the role/tenant settings) leaves in one write with the work's first statement,
    * so opening costs no round trip of its own; closing costs one (COMMIT or ROLLBACK), and none for a

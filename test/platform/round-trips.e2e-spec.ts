@@ -88,9 +88,10 @@ describe('round trips per request', () => {
     expect(statements.filter((s) => /SAVEPOINT/i.test(s))).toEqual([]);
   });
 
-  it('with an Idempotency-Key the response is stored before the COMMIT, which then waits for it', async () => {
+  it('with an Idempotency-Key: the key taken in one statement with the open, the response stored in the COMMIT\'s write — six statements in four writes', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 }); // counter rows exist
     const body = { itemId: f.item.id, locationId: f.location.id, qtyDelta: 3, reason: 'found' };
     const key = `rt-${f.item.id}`;
     let first: { status: number; body: unknown } | undefined;
@@ -101,6 +102,11 @@ describe('round trips per request', () => {
     const stored = statements.findIndex((q) => /UPDATE idempotency_keys SET status_code/.test(q));
     expect(stored).toBeGreaterThan(statements.findIndex((q) => /INSERT INTO ledger_transactions/.test(q)));
     expect(statements.slice(stored + 1)).toEqual(['COMMIT']);
+    expect(statements).toHaveLength(6);
+    expect(statements[1]).toMatch(/^INSERT INTO idempotency_keys[\s\S]*ON CONFLICT \(tenant_id, key\) DO UPDATE[\s\S]*WHERE k.created_at </);
+    expect(statements.filter((q) => /DELETE/.test(q))).toEqual([]);
+    // open + key, look-ups, journal, response + COMMIT
+    expect(writes).toBe(4);
     const replay = await ctx.http.post('/v1/inventory/adjustments').set(t.auth).set('Idempotency-Key', key).send(body).expect(201);
     expect(replay.body).toEqual(first!.body);
   });
