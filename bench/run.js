@@ -227,7 +227,7 @@ async function main() {
   if (wanted('availabilitySmall')) results.availabilitySmall = await runScenario('availabilitySmall', defs.availability, { ...common, label: `${defs.availability.label}, ${small} lines` });
 
   log('\nwrites (each followed by the row-count check and every ledger invariant)');
-  for (const key of ['adjustSpread', 'adjustHot', 'reserveCancel']) if (wanted(key)) results[key] = await runScenario(key, defs[key], common);
+  for (const key of ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel']) if (wanted(key)) results[key] = await runScenario(key, defs[key], common);
 
   let growCheck = null;
   if (wanted('transactionsLarge') || wanted('availabilityLarge')) {

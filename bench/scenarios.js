@@ -5,6 +5,7 @@
 // a sequence such as create + cancel, the rest of the sequence) and then sends nothing more, so every
 // request sent is answered and counted. That is what lets a write scenario be checked exactly:
 // the number of 201s must equal the ledger transactions written.
+const { randomUUID } = require('node:crypto');
 const { readdirSync, readFileSync } = require('node:fs');
 const autocannon = require('autocannon');
 const { itemName, itemNo } = require('./seed');
@@ -137,14 +138,16 @@ function drive({ base, connections, seconds, headers, requests, expect }) {
 /** Scenario definitions. `ctx`: what seedBase returned (facility, balance keys, hot keys, items) plus `itemIds`. */
 function scenarios(ctx) {
   const json = { 'content-type': 'application/json' };
-  const adjust = (balances) => [
+  // keyed: each request with an Idempotency-Key of its own (a client that retries safely)
+  const adjust = (balances, keyed = false) => [
     {
       method: 'POST',
       path: '/v1/inventory/adjustments',
       headers: json,
       setupRequest: (req) => {
         const b = pick(balances);
-        return { ...req, body: JSON.stringify({ itemId: b.itemId, locationId: b.locationId, qtyDelta: Math.random() < 0.5 ? 1 : -1, reason: 'bench' }) };
+        const body = JSON.stringify({ itemId: b.itemId, locationId: b.locationId, qtyDelta: Math.random() < 0.5 ? 1 : -1, reason: 'bench' });
+        return { ...req, body, ...(keyed && { headers: { ...req.headers, 'idempotency-key': randomUUID() } }) };
       },
     },
   ];
@@ -160,6 +163,7 @@ function scenarios(ctx) {
   return {
     adjustSpread: { label: `adjustments, ${B} balances`, write: 'ledger', expect: [201], requests: adjust(ctx.keys) },
     adjustHot: { label: `adjustments, ${ctx.hot.length} hot balances`, write: 'ledger', expect: [201], requests: adjust(ctx.hot) },
+    adjustKeyed: { label: `adjustments, ${B} balances, Idempotency-Key`, write: 'ledger', expect: [201], requests: adjust(ctx.keys, true) },
     reserveCancel: {
       label: 'reservation create + cancel',
       write: 'reservations',
