@@ -2,7 +2,6 @@ import { DynamicModule, MiddlewareConsumer, Module, NestModule, Provider } from 
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { ThrottlerModule } from '@nestjs/throttler';
-import { json } from 'express';
 import { ClsModule } from 'nestjs-cls';
 import { AccessGuard } from './auth/access.guard';
 import { JwtStrategy } from './auth/jwt.strategy';
@@ -71,7 +70,7 @@ export class AppModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    // Body parsing as Nest middleware, so malformed JSON and oversized bodies reach the exception filter.
-    consumer.apply(requireJsonBody, json({ limit: '1mb', type: ['application/json', 'application/*+json'] })).forRoutes('*');
+    // Body parsing is Fastify's (JSON, bodyLimit 1 MiB, see bootstrap.ts); this only refuses non-JSON bodies.
+    consumer.apply(requireJsonBody).forRoutes('*');
   }
 }

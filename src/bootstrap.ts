@@ -1,38 +1,55 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { NestExpressApplication } from '@nestjs/platform-express';
-import helmet from 'helmet';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import helmet from '@fastify/helmet';
+import type { FastifyReply } from 'fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module';
 import { documentIdempotencyKey } from './common/idempotency';
 import { completeDocument } from './common/openapi';
+import { toErrorBody } from './common/exception.filter';
+import { BODY_LIMIT, installJsonBody } from './common/json-body.middleware';
 import { createLogger, NestLogger, requestLog } from './common/logging';
 import { Settings } from './config/settings';
 import { DatabaseConnector } from './database/connector';
 import { Metrics } from './metrics/metrics';
 import { SERVICE_NAME, SERVICE_VERSION } from './health/health.controller';
-import { answerClientErrorsAsJson, Drain, drains } from './shutdown';
+import { clientErrorAsJson, Drain, drains } from './shutdown';
 
 /** Builds the application (used by main.ts and by the e2e tests): migrated, documented, not yet listening. */
 export async function createApp(settings: Settings, databaseUrl: string, logger: PinoLogger = createLogger(settings)): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings, databaseUrl), {
+  // Fastify, with the routing clients of the API know (a trailing slash and the letter case of the path do
+  // not matter), no proxy trust; requests Node's HTTP parser refuses and URLs the router cannot decode get
+  // the contract's error body.
+  const adapter = new FastifyAdapter({
+    trustProxy: false,
+    bodyLimit: BODY_LIMIT,
+    routerOptions: { ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2048 },
+    clientErrorHandler: clientErrorAsJson,
+    frameworkErrors: (error: Error, _request: unknown, reply: FastifyReply) => {
+      const body = toErrorBody(error);
+      void reply.code(body.status).header('X-Content-Type-Options', 'nosniff').send(body);
+    },
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(settings, databaseUrl), adapter, {
     bodyParser: false,
     bufferLogs: true,
   });
   app.useLogger(new NestLogger(logger));
+  const fastify = app.getHttpAdapter().getInstance();
   const drain = new Drain(app.getHttpServer());
   drains.set(app, drain);
-  app.use(drain.refuseWhileDraining);
-  answerClientErrorsAsJson(app.getHttpServer());
+  // First of all: while draining, new requests are refused.
+  fastify.addHook('onRequest', drain.refuseWhileDraining);
+  // The request id and the request's log line (src/common/logging.ts).
+  fastify.addHook('onRequest', requestLog(logger));
+  if (settings.METRICS_ENABLED) fastify.addHook('onResponse', app.get(Metrics).onResponse);
   // Security headers (no CSP: the service serves JSON, and /docs is a page of its own). No CORS unless a
   // gateway adds it: browsers on other origins get no Access-Control-Allow-Origin.
-  app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
-  // The request id and the request's log line (src/common/logging.ts).
-  app.use(requestLog(logger));
-  if (settings.METRICS_ENABLED) app.use(app.get(Metrics).middleware);
-  app.set('trust proxy', false);
-  app.disable('x-powered-by');
+  await app.register(helmet, { contentSecurityPolicy: false, crossOriginEmbedderPolicy: false });
+  // JSON bodies as the contract has them (src/common/json-body.middleware.ts).
+  installJsonBody(fastify);
 
   // The database may not be there yet: the service starts anyway (503 until it is) and keeps trying.
   const connector = app.get(DatabaseConnector);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { FastifyReply } from 'fastify';
 
 /**
  * Graceful shutdown of the HTTP server: stop accepting connections, let the requests in flight finish
@@ -20,12 +21,13 @@ export class Drain {
     });
   }
 
-  /** Express middleware, first of all: while draining, a new request is refused (503) and its connection closed. */
-  readonly refuseWhileDraining = (_req: IncomingMessage, res: ServerResponse, next: () => void): void => {
-    if (!this.draining) return next();
-    const body = JSON.stringify({ error: 'service_unavailable', message: 'The service is shutting down; retry on another instance', status: 503 });
-    res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1', Connection: 'close', 'Content-Length': Buffer.byteLength(body) });
-    res.end(body);
+  /** Fastify onRequest hook, first of all: while draining, a new request is refused (503) and its connection closed. */
+  readonly refuseWhileDraining = (_request: unknown, reply: FastifyReply, done: () => void): void => {
+    if (!this.draining) return done();
+    void reply
+      .code(503)
+      .headers({ 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1', Connection: 'close' })
+      .send(JSON.stringify({ error: 'service_unavailable', message: 'The service is shutting down; retry on another instance', status: 503 }));
   };
 
   /** Drains within `timeoutMs`; resolves with how many requests were in flight and how many had to be cut off. */
@@ -48,21 +50,23 @@ export const drains = new WeakMap<object, Drain>();
 
 /**
  * Requests Node's HTTP parser refuses before any handler runs (a malformed request line or header,
- * headers over the size limit) get the contract's error body instead of Node's empty answer.
+ * headers over the size limit) get the contract's error body instead of Node's empty answer
+ * (Fastify's `clientErrorHandler`).
  */
-export function answerClientErrorsAsJson(server: Server): void {
-  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
-    if (!socket.writable || (err.code === 'ECONNRESET')) return socket.destroy();
-    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-    const status = tooLarge ? 431 : 400;
-    const body = JSON.stringify({
-      error: 'bad_request',
-      message: tooLarge ? 'Request headers are too large' : 'Malformed HTTP request',
-      status,
-    });
-    socket.end(
-      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+export function clientErrorAsJson(err: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const body = JSON.stringify({
+    error: 'bad_request',
+    message: tooLarge ? 'Request headers are too large' : 'Malformed HTTP request',
+    status,
   });
+  socket.end(
+    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

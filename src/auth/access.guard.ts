@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request, Response } from 'express';
+import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import { ClsService } from 'nestjs-cls';
 import { PRINCIPAL } from '../common/logging';
 import { Settings } from '../config/settings';

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import type { Request, Response } from 'express';
+import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import passport from 'passport';
 import { ExtractJwt, Strategy } from 'passport-jwt';
 import { Settings } from '../config/settings';

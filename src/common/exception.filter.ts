@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger, Optional } from '@nestjs/common';
 import { Metrics } from '../metrics/metrics';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CONSTRAINT_ERRORS, unmappedConstraint } from './constraints';
 import { AppError, constraintOf, ErrorCode, ErrorDetail, MAX_ERROR_DETAILS } from './errors';
 
@@ -43,8 +43,11 @@ export interface ErrorBody {
   details?: ErrorDetail[];
 }
 
-/** Maps any thrown value (domain, Nest, body-parser, database, unknown) to the contract's error body. */
+/** Maps any thrown value (domain, Nest, Fastify, database, unknown) to the contract's error body. */
 export function toErrorBody(err: unknown): ErrorBody {
+  // Nest hands Fastify's own 4xx errors over wrapped in an HttpException: mapped below by their code.
+  const cause = err instanceof HttpException ? (err.cause as { code?: unknown } | undefined) : undefined;
+  if (typeof cause?.code === 'string' && cause.code.startsWith('FST_ERR_')) err = cause;
   if (err instanceof AppError) {
     // A 400 lists at most 50 details (CONTRACT §1); its message says how many there were.
     const details = err.details && err.status === 400 ? err.details.slice(0, MAX_ERROR_DETAILS) : err.details;
@@ -60,12 +63,17 @@ export function toErrorBody(err: unknown): ErrorBody {
     const code = BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'bad_request');
     return { error: code, message: status === 404 && /^Cannot /.test(message) ? `Route ${message.slice(7)} not found` : message, status };
   }
-  const e = err as { type?: string; status?: number; code?: string; message?: string } | undefined;
-  // body-parser errors
-  if (e?.type === 'entity.parse.failed') return { error: 'bad_request', message: 'Malformed JSON body', status: 400 };
-  if (e?.type === 'entity.too.large') return { error: 'payload_too_large', message: 'Request body exceeds 1 MiB', status: 413 };
-  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported')
-    return { error: 'bad_request', message: e.message ?? 'Unsupported body encoding', status: 400 };
+  const e = err as { statusCode?: number; code?: string; message?: string } | undefined;
+  // Fastify's own errors, raised before a handler runs (reading the body, routing)
+  if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { error: 'payload_too_large', message: 'Request body exceeds 1 MiB', status: 413 };
+  if (e?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return { error: 'bad_request', message: 'Request body must be JSON (Content-Type: application/json)', status: 400 };
+  if (e?.code === 'FST_ERR_BAD_URL') return { error: 'bad_request', message: 'Malformed URL: it cannot be decoded', status: 400 };
+  if (e?.code?.startsWith('FST_ERR_') && typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
+    return { error: BY_STATUS[e.statusCode] ?? 'bad_request', message: e.message ?? 'Bad request', status: e.statusCode in BY_STATUS ? e.statusCode : 400 };
+  // A compressed body that does not inflate (zlib)
+  if (e?.code && /^(Z_|ERR__ERROR_)/.test(e.code))
+    return { error: 'bad_request', message: `Request body could not be decompressed: ${e.message}`, status: 400 };
   const sqlState = AppError.sqlState(err);
   if (sqlState === '23505') return { error: 'duplicate', message: duplicateMessage(err), status: 409 };
   if (sqlState && sqlState in INVALID_INPUT) return invalidInput(INVALID_INPUT[sqlState], columnOf(err));
@@ -122,8 +130,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   catch(err: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
-    const res = ctx.getResponse<Response>();
-    const req = ctx.getRequest<Request>();
+    const res = ctx.getResponse<FastifyReply>();
+    const req = ctx.getRequest<FastifyRequest>();
     const body = toErrorBody(err);
     this.metrics?.refused(body.error, body.status);
     const constraint = AppError.sqlState(err)?.startsWith('23') ? constraintOf(err) : undefined;
@@ -132,10 +140,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     // The request's log line (src/common/logging.ts) is written at error level with this cause.
     if (body.status >= 500 && res) (res as unknown as { err?: unknown }).err = err;
     else if (body.status >= 500) this.logger.error({ err }, `${body.error} outside an HTTP request`);
-    if (res.headersSent) return;
-    if (body.status === 429) res.setHeader('Retry-After', String((err as { retryAfter?: number }).retryAfter ?? 60));
-    if (body.status === 503) res.setHeader('Retry-After', '1');
-    if (body.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
-    res.status(body.status).json(body);
+    if (res.sent || res.raw.headersSent) return;
+    if (body.status === 429) res.header('Retry-After', String((err as { retryAfter?: number }).retryAfter ?? 60));
+    if (body.status === 503) res.header('Retry-After', '1');
+    if (body.status === 401) res.header('WWW-Authenticate', 'Bearer');
+    res.status(body.status).send(body);
   }
 }

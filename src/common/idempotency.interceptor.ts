@@ -1,5 +1,5 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ClsService } from 'nestjs-cls';
 import { catchError, concatMap, Observable, of } from 'rxjs';
 import type { EntityManager } from 'typeorm';
@@ -71,7 +71,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ) {}
 
   async intercept(ctx: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    const req = ctx.switchToHttp().getRequest<Request>();
+    const req = ctx.switchToHttp().getRequest<FastifyRequest>();
     const key = req.headers[IDEMPOTENCY_HEADER.toLowerCase()];
     if (req.method !== 'POST' || key === undefined || !this.cls.get('principal')) return next.handle();
     // A retried unit of work runs this again: only the attempt that took the key may store a failure.
@@ -85,7 +85,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const tenantId = this.uow.tenantId;
     const hash = requestHash(req.method, req.originalUrl, req.body);
     const taken = await takeKey(manager, { tenantId, key, hash });
-    const res = ctx.switchToHttp().getResponse<Response>();
+    const res = ctx.switchToHttp().getResponse<FastifyReply>();
 
     if (!taken) {
       const [stored]: (StoredKey | undefined)[] = await manager.query(
@@ -99,7 +99,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       if (!stored || stored.status_code === null) {
         throw new AppError(409, 'idempotency_conflict', `A request with this ${IDEMPOTENCY_HEADER} is in progress; retry`);
       }
-      res.setHeader('Idempotent-Replayed', 'true');
+      res.header('Idempotent-Replayed', 'true');
       if (stored.status_code >= 400) {
         // Rendered again by the exception filter: toErrorBody gives every error the same field order, so
         // an AppError rebuilt from the stored body renders the same bytes with the same status.

@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import pino, { Logger } from 'pino';
 import type { LoggerService } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
@@ -56,16 +57,21 @@ function prettyInstalled(): boolean {
  * loggers and four listeners per request, at a fifth of the CPU (bench/README.md, fifth round).
  */
 export function requestLog(logger: Logger) {
-  return (req: LoggedRequest, res: ServerResponse & { err?: unknown }, next: () => void): void => {
+  // Fastify onRequest hook: `request`/`reply` are Fastify's; the guard leaves the principal on `request`,
+  // the exception filter the cause on `reply` (`err`).
+  return (request: FastifyRequest & { [PRINCIPAL]?: Principal }, reply: FastifyReply & { err?: unknown }, done: () => void): void => {
     const started = performance.now();
+    const req = request.raw;
+    const res = reply.raw;
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && given.length <= 128 && REQUEST_ID.test(given) ? given : randomUUID();
-    req.id = id;
-    res.setHeader('X-Request-Id', id);
+    (req as LoggedRequest).id = id;
+    reply.header('X-Request-Id', id);
     if (req.url !== '/health' && req.url !== '/health/live') {
       res.once('close', () => {
-        const principal = req[PRINCIPAL];
-        const route = routeOf(req);
+        const principal = request[PRINCIPAL];
+        const url = request.routeOptions.url;
+        const route = url && !url.includes('*') ? url : 'unmatched';
         const line = {
           requestId: id,
           tenant: principal?.tenantId,
@@ -74,24 +80,18 @@ export function requestLog(logger: Logger) {
           route,
           status: res.statusCode,
           ms: Math.round(performance.now() - started),
-          err: res.err,
+          err: reply.err,
         };
         if (!res.writableFinished) logger.warn({ ...line, aborted: true }, `${req.method} ${route} aborted by the client`);
-        else if (res.statusCode >= 500 || res.err) logger.error(line, `${req.method} ${route} ${res.statusCode}`);
+        else if (res.statusCode >= 500 || reply.err) logger.error(line, `${req.method} ${route} ${res.statusCode}`);
         else logger.info(line, `${req.method} ${route} ${res.statusCode}`);
       });
     }
-    next();
+    done();
   };
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
-
-/** The matched route's pattern (`/v1/items/:id`); `unmatched` for a 404 no route took. */
-function routeOf(req: LoggedRequest): string {
-  const path = req.route?.path;
-  return path && !path.includes('*') ? `${req.baseUrl ?? ''}${path}` : 'unmatched';
-}
 
 /**
  * Nest's own messages (start-up, `new Logger(context)` in services) as lines of the same pino logger, with

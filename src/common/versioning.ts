@@ -1,6 +1,6 @@
 import { CallHandler, createParamDecorator, ExecutionContext, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { map, Observable } from 'rxjs';
 import { AppError } from './errors';
 
@@ -11,7 +11,7 @@ export { assertVersion } from './errors';
  * A malformed value is 400; comparing it is `assertVersion`'s job.
  */
 const readIfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext): number | undefined => {
-  const raw = ctx.switchToHttp().getRequest<Request>().headers['if-match'];
+  const raw = ctx.switchToHttp().getRequest<FastifyRequest>().headers['if-match'];
   if (raw === undefined || raw === '*') return undefined;
   const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(String(raw));
   if (!m) throw new AppError(400, 'validation_failed', 'If-Match must be a document version, e.g. "3"', [{ field: 'If-Match', message: 'must be "<version>"' }]);
@@ -45,7 +45,7 @@ export class ETagInterceptor implements NestInterceptor {
       map((body) => {
         const version = (body as { data?: { version?: unknown } } | undefined)?.data?.version;
         if (typeof version === 'number' && !Array.isArray((body as { data: unknown }).data)) {
-          ctx.switchToHttp().getResponse<Response>().setHeader('ETag', `"${version}"`);
+          ctx.switchToHttp().getResponse<FastifyReply>().header('ETag', `"${version}"`);
         }
         return body;
       }),

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { NextFunction, Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 
@@ -72,16 +72,13 @@ export class Metrics {
     });
   }
 
-  /** Express middleware: counts and times every request when its response has been sent. */
-  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
-    const started = process.hrtime.bigint();
-    res.once('finish', () => {
-      const path = req.route?.path as string | undefined;
-      const labels = { method: req.method, route: path && !path.includes('*') ? `${req.baseUrl}${path}` : 'unmatched', status: String(res.statusCode) };
-      this.requests.inc(labels);
-      this.duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-    });
-    next();
+  /** Fastify onResponse hook: counts and times every request when its response has been sent. */
+  readonly onResponse = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const url = request.routeOptions.url;
+    const labels = { method: request.method, route: url && !url.includes('*') ? url : 'unmatched', status: String(reply.statusCode) };
+    this.requests.inc(labels);
+    this.duration.observe(labels, reply.elapsedTime / 1000);
+    done();
   };
 
   posted(type: string): void {

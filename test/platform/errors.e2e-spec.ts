@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import type * as FilterModule from '../../src/common/exception.filter';
 import { fromDist } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
@@ -36,10 +37,28 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
     });
   });
 
+  describe('paths', () => {
+    it('a trailing slash and the letter case of the path do not matter', async () => {
+      const canonical = (await t.get('/v1/uoms').expect(200)).body;
+      expect((await t.get('/v1/uoms/').expect(200)).body).toEqual(canonical);
+      expect((await t.get('/V1/UOMS').expect(200)).body).toEqual(canonical);
+    });
+
+    it('a path that cannot be decoded → 400 bad_request in the error shape', async () => {
+      const res = await t.get('/v1/items/%FF').expect(400);
+      expect(res.body).toEqual({ error: 'bad_request', message: 'Malformed URL: it cannot be decoded', status: 400 });
+    });
+
+    it('a very long path parameter reaches its route like any other (not the router\'s 414)', async () => {
+      const res = await t.get(`/v1/items/${'a'.repeat(1500)}`).expect(404);
+      expect(res.body).toEqual({ error: 'not_found', message: 'Item not found', status: 404 });
+    });
+  });
+
   describe('bodies', () => {
-    it('malformed JSON → 400 bad_request', async () => {
+    it('malformed JSON → 400 bad_request saying where', async () => {
       const res = await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'application/json').send('{"code": "X",').expect(400);
-      expect(res.body).toEqual({ error: 'bad_request', message: expect.any(String), status: 400 });
+      expect(res.body).toEqual({ error: 'bad_request', message: expect.stringMatching(/^Malformed JSON body: .*position 13/), status: 400 });
       expectNothingInternal(res.body);
     });
 
@@ -110,6 +129,51 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
       const res = await ctx.http.post('/v1/uoms').set(t.auth).expect(400);
       expect(res.body.error).toBe('validation_failed');
       expect(res.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['code', 'name', 'decimals']));
+    });
+
+    it('an empty body sent as application/json reads as {} → 400 validation_failed', async () => {
+      const res = await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'application/json').set('Content-Length', '0').expect(400);
+      expect(res.body.error).toBe('validation_failed');
+      expect(res.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['code', 'name', 'decimals']));
+    });
+
+    it('a bare JSON value (not an object or array) → 400 Malformed JSON body', async () => {
+      for (const text of ['"text"', '42', 'null', 'true']) {
+        const res = await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'application/json').send(text).expect(400);
+        expect(res.body).toEqual({ error: 'bad_request', message: 'Malformed JSON body: the body must be a JSON object or array', status: 400 });
+      }
+    });
+
+    it('application/*+json is JSON too', async () => {
+      await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'application/merge-patch+json')
+        .send(JSON.stringify({ code: 'PJSON', name: 'Plus JSON', decimals: 0 })).expect(201);
+    });
+
+    it('Content-Encoding gzip, deflate and br bodies are inflated, the 1 MiB limit applies to the inflated body, other encodings → 400', async () => {
+      const body = (code: string, name = code) => Buffer.from(JSON.stringify({ code, name, decimals: 0 }));
+      // fetch sends the bytes as they are (supertest re-encodes a Buffer sent as JSON)
+      const post = async (encoding: string, bytes: Buffer) => {
+        const res = await fetch(`${ctx.url}/v1/uoms`, { method: 'POST', headers: { ...t.auth, 'Content-Type': 'application/json', 'Content-Encoding': encoding }, body: bytes });
+        return { status: res.status, body: (await res.json()) as unknown };
+      };
+      for (const [encoding, pack] of [['gzip', gzipSync], ['deflate', deflateSync], ['br', brotliCompressSync]] as const) {
+        expect(await post(encoding, pack(body(`Z${encoding.toUpperCase()}`)))).toMatchObject({ status: 201 });
+      }
+      expect(await ctx.db.query(`SELECT code FROM uoms WHERE tenant_id = $1 AND code LIKE 'Z%' ORDER BY code`, [t.tenantId]))
+        .toEqual([{ code: 'ZBR' }, { code: 'ZDEFLATE' }, { code: 'ZGZIP' }]);
+      // 2 MiB of one letter inflates from a few kB: still 413
+      const bomb = gzipSync(body('BOMB', 'x'.repeat(2 * 1024 * 1024)));
+      expect(bomb.length).toBeLessThan(10_000);
+      expect(await post('gzip', bomb)).toEqual({ status: 413, body: { error: 'payload_too_large', message: 'Request body exceeds 1 MiB', status: 413 } });
+      expect(await post('gzip', body('NOTGZ'))).toEqual({
+        status: 400,
+        body: { error: 'bad_request', message: expect.stringMatching(/^Request body could not be decompressed/), status: 400 },
+      });
+      expect(await post('zstd', body('ZSTD'))).toEqual({
+        status: 400,
+        body: { error: 'bad_request', message: 'Unsupported request body: unsupported content encoding "zstd"', status: 400 },
+      });
+      expect(await ctx.db.query(`SELECT 1 FROM uoms WHERE tenant_id = $1 AND code IN ('BOMB', 'NOTGZ', 'ZSTD')`, [t.tenantId])).toEqual([]);
     });
 
     describe('prototype keys (__proto__, constructor, prototype) are not allowed fields, at any depth', () => {
