@@ -8,10 +8,9 @@ import { JwtStrategy } from './auth/jwt.strategy';
 import { RateWindows } from './auth/rate-windows';
 import { TenantThrottlerGuard } from './auth/tenant-throttler.guard';
 import { AllExceptionsFilter } from './common/exception.filter';
-import { IdempotencyFailureInterceptor, IdempotencyInterceptor } from './common/idempotency.interceptor';
+import { IdempotencyFailures, IdempotencyInterceptor } from './common/idempotency.interceptor';
 import { requireJsonBody } from './common/json-body.middleware';
 import { AppValidationPipe } from './common/validation';
-import { ETagInterceptor } from './common/versioning';
 import { Settings } from './config/settings';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
@@ -27,9 +26,9 @@ export class AppModule implements NestModule {
       { provide: APP_FILTER, useClass: AllExceptionsFilter },
       { provide: APP_PIPE, useClass: AppValidationPipe },
       { provide: APP_GUARD, useClass: AccessGuard },
-      { provide: APP_INTERCEPTOR, useClass: ETagInterceptor },
-      // Outside the request's transaction: stores a failed keyed request's error after the rollback.
-      { provide: APP_INTERCEPTOR, useClass: IdempotencyFailureInterceptor },
+      // The request's unit of work, with the ETag of a versioned record and, after a rollback, a failed keyed
+      // request's error stored (IdempotencyFailures).
+      IdempotencyFailures,
       { provide: APP_INTERCEPTOR, useClass: UnitOfWorkInterceptor },
       // Inside the request's transaction (interceptors nest in registration order).
       { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },

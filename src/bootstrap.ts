@@ -1,7 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import helmet from '@fastify/helmet';
 import type { FastifyReply } from 'fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Logger as PinoLogger } from 'pino';
@@ -11,11 +10,15 @@ import { completeDocument } from './common/openapi';
 import { toErrorBody } from './common/exception.filter';
 import { BODY_LIMIT, installJsonBody } from './common/json-body.middleware';
 import { createLogger, NestLogger, requestLog } from './common/logging';
+import { securityHeaders } from './common/security-headers';
 import { Settings } from './config/settings';
 import { DatabaseConnector } from './database/connector';
 import { Metrics } from './metrics/metrics';
 import { SERVICE_NAME, SERVICE_VERSION } from './health/health.controller';
 import { clientErrorAsJson, Drain, drains } from './shutdown';
+
+/** helmet's headers for this service's configuration (src/common/security-headers.ts). */
+const SECURITY = securityHeaders({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false });
 
 /** Builds the application (used by main.ts and by the e2e tests): migrated, documented, not yet listening. */
 export async function createApp(settings: Settings, databaseUrl: string, logger: PinoLogger = createLogger(settings)): Promise<INestApplication> {
@@ -29,7 +32,7 @@ export async function createApp(settings: Settings, databaseUrl: string, logger:
     clientErrorHandler: clientErrorAsJson,
     frameworkErrors: (error: Error, _request: unknown, reply: FastifyReply) => {
       const body = toErrorBody(error);
-      void reply.code(body.status).header('X-Content-Type-Options', 'nosniff').send(body);
+      void reply.code(body.status).headers(SECURITY).send(body);
     },
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(settings, databaseUrl), adapter, {
@@ -45,9 +48,12 @@ export async function createApp(settings: Settings, databaseUrl: string, logger:
   // The request id and the request's log line (src/common/logging.ts).
   fastify.addHook('onRequest', requestLog(logger));
   if (settings.METRICS_ENABLED) fastify.addHook('onResponse', app.get(Metrics).onResponse);
-  // Security headers (no CSP: the service serves JSON, and /docs is a page of its own). No CORS unless a
-  // gateway adds it: browsers on other origins get no Access-Control-Allow-Origin.
-  await app.register(helmet, { contentSecurityPolicy: false, crossOriginEmbedderPolicy: false });
+  // Security headers by helmet (no CSP: the service serves JSON, and /docs is a page of its own), on every
+  // response. No CORS unless a gateway adds it: browsers on other origins get no Access-Control-Allow-Origin.
+  fastify.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(SECURITY);
+    done();
+  });
   // JSON bodies as the contract has them (src/common/json-body.middleware.ts).
   installJsonBody(fastify);
 

@@ -1,7 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ClsService } from 'nestjs-cls';
-import { catchError, concatMap, Observable, of } from 'rxjs';
+import { concatMap, Observable, of } from 'rxjs';
 import type { EntityManager } from 'typeorm';
 import { GENERIC, prepared } from '../database/prepared';
 import { UnitOfWork } from '../database/unit-of-work';
@@ -28,6 +28,7 @@ interface TakenKey {
   hash: string;
 }
 const TAKEN_KEY = 'idempotency.takenKey';
+const IDEMPOTENCY_HEADER_LOWER = IDEMPOTENCY_HEADER.toLowerCase();
 
 /**
  * Takes the key for this request, in one statement: a new row, or the row of an expired key (older than the
@@ -70,10 +71,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly cls: ClsService,
   ) {}
 
-  async intercept(ctx: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> | Promise<Observable<unknown>> {
     const req = ctx.switchToHttp().getRequest<FastifyRequest>();
-    const key = req.headers[IDEMPOTENCY_HEADER.toLowerCase()];
+    const key = req.headers[IDEMPOTENCY_HEADER_LOWER];
     if (req.method !== 'POST' || key === undefined || !this.cls.get('principal')) return next.handle();
+    return this.keyed(ctx, next, req, key);
+  }
+
+  private async keyed(ctx: ExecutionContext, next: CallHandler, req: FastifyRequest, key: string | string[]): Promise<Observable<unknown>> {
     // A retried unit of work runs this again: only the attempt that took the key may store a failure.
     this.cls.set(TAKEN_KEY, undefined);
     if (typeof key !== 'string' || key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
@@ -133,9 +138,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
 /**
  * Stores the error response of a keyed request that failed (see shouldStoreFailure), so a repeat replays
- * it instead of executing again. Registered BEFORE UnitOfWorkInterceptor, so it sees the error once the
- * request's transaction (and the key row in it) has rolled back; it stores in a short transaction of its
- * own, then rethrows the original error, so the response is unchanged. 5xx are not stored.
+ * it instead of executing again. UnitOfWorkInterceptor calls it once the request's transaction (and the
+ * key row in it) has rolled back; it stores in a short transaction of its own, and the caller rethrows the
+ * original error, so the response is unchanged. 5xx are not stored.
  *
  * Interleavings: a concurrent duplicate waiting on the in-flight key row sees it vanish at the rollback,
  * takes the key itself and executes (acceptable: the first did not change anything). The INSERT here
@@ -144,24 +149,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
  * original error is still returned and a repeat executes again.
  */
 @Injectable()
-export class IdempotencyFailureInterceptor implements NestInterceptor {
-  private readonly logger = new Logger(IdempotencyFailureInterceptor.name);
+export class IdempotencyFailures {
+  private readonly logger = new Logger(IdempotencyFailures.name);
 
   constructor(
     private readonly uow: UnitOfWork,
     private readonly cls: ClsService,
   ) {}
 
-  intercept(_ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(
-      catchError(async (err: unknown) => {
-        await this.storeFailure(err);
-        throw err;
-      }),
-    );
-  }
-
-  private async storeFailure(err: unknown): Promise<void> {
+  async store(err: unknown): Promise<void> {
     const taken = this.cls.isActive() ? this.cls.get<TakenKey | undefined>(TAKEN_KEY) : undefined;
     if (!taken) return;
     const body = toErrorBody(err);

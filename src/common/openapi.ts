@@ -105,7 +105,7 @@ export function completeDocument(doc: OpenAPIObject, app: INestApplication): Ope
       const isList = method === 'get' && !/\}$/.test(path) && path.startsWith('/v1/');
       const schema = isPublic ? { type: 'object', additionalProperties: true } : { $ref: `#/components/schemas/${isList ? 'List' : 'Record'}` };
       if (success && !op.responses[success].content) op.responses[success].content = { 'application/json': { schema } };
-      // A single versioned record answers with its version as ETag (ETagInterceptor), for the next If-Match.
+      // A single versioned record answers with its version as ETag (setETag, in UnitOfWorkInterceptor), for the next If-Match.
       if (success && !isPublic && !isList)
         (op.responses[success] as { headers?: object }).headers = {
           ETag: { description: 'The version of a versioned record, e.g. "3": send it back as If-Match', schema: { type: 'string' } },

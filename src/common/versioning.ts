@@ -1,7 +1,6 @@
-import { CallHandler, createParamDecorator, ExecutionContext, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { map, Observable } from 'rxjs';
 import { AppError } from './errors';
 
 export { assertVersion } from './errors';
@@ -37,18 +36,8 @@ export const IfMatch = (): ParameterDecorator => (target, key, index) => {
   SetMetadata(VERSIONED_KEY, true)(target, key!, descriptor);
 };
 
-/** Single-document responses (`{data: {version}}`) carry `ETag: "<version>"`. */
-@Injectable()
-export class ETagInterceptor implements NestInterceptor {
-  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(
-      map((body) => {
-        const version = (body as { data?: { version?: unknown } } | undefined)?.data?.version;
-        if (typeof version === 'number' && !Array.isArray((body as { data: unknown }).data)) {
-          ctx.switchToHttp().getResponse<FastifyReply>().header('ETag', `"${version}"`);
-        }
-        return body;
-      }),
-    );
-  }
+/** Single-document responses (`{data: {version}}`) carry `ETag: "<version>"` (set by UnitOfWorkInterceptor). */
+export function setETag(reply: FastifyReply, body: unknown): void {
+  const data = (body as { data?: { version?: unknown } } | undefined)?.data;
+  if (typeof data?.version === 'number' && !Array.isArray(data)) reply.header('ETag', `"${data.version}"`);
 }
