@@ -57,6 +57,7 @@ async function main(): Promise<void> {
     { host: settings.HOST, port: settings.PORT, authMode: settings.AUTH_MODE, version: SERVICE_VERSION, node: process.version },
     `inventory-service listening on http://${settings.HOST}:${settings.PORT} (auth mode ${settings.AUTH_MODE})`,
   );
+  log.flush(); // the line process supervisors wait for: not held in the log buffer
   // A first look: the demo tenant, loaded through the API when the dev tenant has no items yet.
   if (settings.NODE_ENV === 'development' && settings.AUTH_MODE === 'dev' && settings.DEMO_DATA) {
     const host = ['0.0.0.0', '::'].includes(settings.HOST) ? '127.0.0.1' : settings.HOST;

@@ -32,10 +32,16 @@ export function createLogger(settings: { LOG_LEVEL: string; NODE_ENV: string }, 
   if (settings.NODE_ENV === 'development' && prettyInstalled()) {
     return pino({ ...options, transport: { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l', destination: fd } } });
   }
-  // stdout: pino's own buffered asynchronous writer (flushed on exit); stderr, for the last words before
-  // an exit, synchronous.
-  return fd === 1 ? pino(options) : pino(options, pino.destination({ fd, sync: true }));
+  // stdout: pino's asynchronous writer, buffered: lines leave in writes of 4 KiB or every 100 ms, whichever
+  // comes first, and at exit (a write per line cost 2-4% of a request's CPU: each wakes a libuv worker);
+  // error lines are flushed at once. stderr, for the last words before an exit: synchronous.
+  return fd === 1
+    ? pino(options, pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS }))
+    : pino(options, pino.destination({ fd, sync: true }));
 }
+
+const LOG_BUFFER_BYTES = 4096;
+const LOG_FLUSH_MS = 100;
 
 const NEST_STARTUP = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
 
@@ -83,7 +89,10 @@ export function requestLog(logger: Logger) {
           err: reply.err,
         };
         if (!res.writableFinished) logger.warn({ ...line, aborted: true }, `${req.method} ${route} aborted by the client`);
-        else if (res.statusCode >= 500 || reply.err) logger.error(line, `${req.method} ${route} ${res.statusCode}`);
+        else if (res.statusCode >= 500 || reply.err) {
+          logger.error(line, `${req.method} ${route} ${res.statusCode}`);
+          logger.flush();
+        }
         else logger.info(line, `${req.method} ${route} ${res.statusCode}`);
       });
     }
@@ -133,6 +142,11 @@ export class NestLogger implements LoggerService {
       rest = params.slice(0, -1);
     }
     if (level === 'info' && !this.startupChatter && NEST_STARTUP.has(fields.context as string)) return;
+    this.write(level, message, fields, rest);
+    if (level === 'error' || level === 'fatal') this.logger.flush();
+  }
+
+  private write(level: pino.Level, message: unknown, fields: Record<string, unknown>, rest: unknown[]): void {
     if (message instanceof Error) fields.err = message;
     else if (typeof message === 'object' && message !== null) Object.assign(fields, message);
     else if (level === 'error' && typeof message === 'string' && rest.length === 1 && typeof rest[0] === 'string' && /\n\s*at /.test(rest[0])) {
