@@ -1,4 +1,4 @@
-import { DynamicModule, MiddlewareConsumer, Module, NestModule, Provider } from '@nestjs/common';
+import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { ThrottlerModule } from '@nestjs/throttler';
@@ -9,7 +9,6 @@ import { RateWindows } from './auth/rate-windows';
 import { TenantThrottlerGuard } from './auth/tenant-throttler.guard';
 import { AllExceptionsFilter } from './common/exception.filter';
 import { IdempotencyFailures, IdempotencyInterceptor } from './common/idempotency.interceptor';
-import { requireJsonBody } from './common/json-body.middleware';
 import { AppValidationPipe } from './common/validation';
 import { Settings } from './config/settings';
 import { DatabaseModule } from './database/database.module';
@@ -19,7 +18,7 @@ import { UnitOfWorkInterceptor } from './tenancy/unit-of-work.interceptor';
 import { DOMAIN_MODULES } from './domain-modules';
 
 @Module({})
-export class AppModule implements NestModule {
+export class AppModule {
   static forRoot(settings: Settings, databaseUrl: string): DynamicModule {
     const providers: Provider[] = [
       { provide: Settings, useValue: settings },
@@ -39,14 +38,9 @@ export class AppModule implements NestModule {
       module: AppModule,
       global: true,
       imports: [
-        ClsModule.forRoot({
-          global: true,
-          middleware: {
-            mount: true,
-            // No proxy providers are used: skip their per-request resolution.
-            resolveProxyProviders: false,
-          },
-        }),
+        // The request context (AsyncLocalStorage) is entered by a Fastify onRequest hook (bootstrap.ts), not by
+        // nestjs-cls's middleware: no middleware layer (middie) on the request path.
+        ClsModule.forRoot({ global: true }),
         PassportModule,
         // O(1) per request whatever the limit (src/auth/rate-windows.ts); the library's storage is O(requests in the window).
         ThrottlerModule.forRoot({ throttlers: [{ ttl: 60_000, limit: Math.max(settings.RATE_LIMIT_PER_MINUTE, 1) }], storage: new RateWindows() }),
@@ -68,8 +62,4 @@ export class AppModule implements NestModule {
     };
   }
 
-  configure(consumer: MiddlewareConsumer): void {
-    // Body parsing is Fastify's (JSON, bodyLimit 1 MiB, see bootstrap.ts); this only refuses non-JSON bodies.
-    consumer.apply(requireJsonBody).forRoutes('*');
-  }
 }

@@ -3,12 +3,13 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply } from 'fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { ClsService } from 'nestjs-cls';
 import type { Logger as PinoLogger } from 'pino';
 import { AppModule } from './app.module';
 import { documentIdempotencyKey } from './common/idempotency';
 import { completeDocument } from './common/openapi';
 import { toErrorBody } from './common/exception.filter';
-import { BODY_LIMIT, installJsonBody } from './common/json-body.middleware';
+import { BODY_LIMIT, installJsonBody, requireJsonBody } from './common/json-body.middleware';
 import { createLogger, NestLogger, requestLog } from './common/logging';
 import { securityHeaders } from './common/security-headers';
 import { Settings } from './config/settings';
@@ -54,7 +55,11 @@ export async function createApp(settings: Settings, databaseUrl: string, logger:
     reply.headers(SECURITY);
     done();
   });
+  // The request's context (nestjs-cls: principal, unit of work), entered before anything reads or sets it.
+  const cls = app.get(ClsService);
+  fastify.addHook('onRequest', (_request, _reply, done) => cls.run(() => done()));
   // JSON bodies as the contract has them (src/common/json-body.middleware.ts).
+  fastify.addHook('onRequest', requireJsonBody);
   installJsonBody(fastify);
 
   // The database may not be there yet: the service starts anyway (503 until it is) and keeps trying.

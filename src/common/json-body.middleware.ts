@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { AppError } from './errors';
@@ -12,14 +11,14 @@ export const BODY_LIMIT = 1024 * 1024;
 
 /**
  * A body on a write must be JSON: anything else is 400 bad_request rather than silently ignored.
- * Nest middleware (it runs before the body is read) on the raw Node request.
+ * A Fastify onRequest hook: it runs before the body is read.
  */
-export function requireJsonBody(req: IncomingMessage, _res: ServerResponse, next: (err?: unknown) => void): void {
+export function requireJsonBody(req: FastifyRequest, _reply: unknown, done: (err?: Error) => void): void {
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (hasBody && (req.method === 'POST' || req.method === 'PATCH' || req.method === 'PUT') && !JSON_TYPE.test(req.headers['content-type'] ?? '')) {
-    return next(new AppError(400, 'bad_request', 'Request body must be JSON (Content-Type: application/json)'));
+    return done(new AppError(400, 'bad_request', 'Request body must be JSON (Content-Type: application/json)'));
   }
-  next();
+  done();
 }
 
 const DECOMPRESS: Record<string, () => Transform> = {

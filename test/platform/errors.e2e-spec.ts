@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import type * as FilterModule from '../../src/common/exception.filter';
 import { fromDist } from '../support/dist';
@@ -142,6 +143,25 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
         const res = await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'application/json').send(text).expect(400);
         expect(res.body).toEqual({ error: 'bad_request', message: 'Malformed JSON body: the body must be a JSON object or array', status: 400 });
       }
+    });
+
+    it('a body that arrives in pieces over time is read whole, in the request\'s own context (tenant, user)', async () => {
+      const json = JSON.stringify({ code: 'SLOW', name: 'Slow body', decimals: 0 });
+      const body = Buffer.from(json.slice(0, -1) + ' '.repeat(300_000) + '}');
+      const { port } = new URL(ctx.url);
+      const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/v1/uoms', headers: { ...t.auth, 'Content-Type': 'application/json', 'Content-Length': body.length } }, (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode!, text }));
+        });
+        req.on('error', reject);
+        const pieces = [body.subarray(0, 10), body.subarray(10, 150_000), body.subarray(150_000)];
+        const send = (i: number) => (i === pieces.length ? req.end() : req.write(pieces[i], () => setTimeout(() => send(i + 1), 40)));
+        send(0);
+      });
+      expect(answer.status).toBe(201);
+      expect(await ctx.db.query(`SELECT name FROM uoms WHERE tenant_id = $1 AND code = 'SLOW'`, [t.tenantId])).toEqual([{ name: 'Slow body' }]);
     });
 
     it('application/*+json is JSON too', async () => {
