@@ -1,11 +1,9 @@
 import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
-import { ThrottlerModule } from '@nestjs/throttler';
 import { ClsModule } from 'nestjs-cls';
 import { AccessGuard } from './auth/access.guard';
 import { JwtStrategy } from './auth/jwt.strategy';
-import { RateWindows } from './auth/rate-windows';
 import { TenantThrottlerGuard } from './auth/tenant-throttler.guard';
 import { AllExceptionsFilter } from './common/exception.filter';
 import { IdempotencyFailures, IdempotencyInterceptor } from './common/idempotency.interceptor';
@@ -42,8 +40,6 @@ export class AppModule {
         // nestjs-cls's middleware: no middleware layer (middie) on the request path.
         ClsModule.forRoot({ global: true }),
         PassportModule,
-        // O(1) per request whatever the limit (src/auth/rate-windows.ts); the library's storage is O(requests in the window).
-        ThrottlerModule.forRoot({ throttlers: [{ ttl: 60_000, limit: Math.max(settings.RATE_LIMIT_PER_MINUTE, 1) }], storage: new RateWindows() }),
         DatabaseModule.forRoot(databaseUrl, {
           size: settings.DB_POOL_SIZE,
           tenantMaxConnections: settings.DB_TENANT_MAX_CONNECTIONS ?? Math.max(1, settings.DB_POOL_SIZE - 1),

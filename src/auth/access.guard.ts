@@ -24,23 +24,42 @@ export class AccessGuard implements CanActivate {
     @Optional() private readonly jwt?: JwtStrategy,
   ) {}
 
-  async canActivate(ctx: ExecutionContext): Promise<boolean> {
-    const targets = [ctx.getHandler(), ctx.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets)) return true;
+  canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
+    const route = this.routeOf(ctx);
+    if (route.public) return true;
+    // Synchronous unless a token has to be verified (not yet in the verified-token cache).
+    const principal = this.authenticate(ctx);
+    return principal instanceof Promise ? principal.then((p) => this.admit(ctx, route, p)) : this.admit(ctx, route, principal);
+  }
 
-    const principal = await this.authenticate(ctx);
+  private admit(ctx: ExecutionContext, route: RouteAccess, principal: Principal): boolean {
     this.cls.set('principal', principal);
     // For the request's log line (tenant and user), written when the response has gone.
     (ctx.switchToHttp().getRequest<Record<symbol, unknown>>())[PRINCIPAL] = principal;
-
-    const required = this.reflector.getAllAndOverride<string[] | undefined>(PERMISSIONS_KEY, targets);
-    if (!required?.length) throw new AppError(403, 'forbidden', 'This route grants no access');
-    const missing = required.filter((p) => !principal.permissions.has(p));
+    if (!route.required.length) throw new AppError(403, 'forbidden', 'This route grants no access');
+    const missing = route.required.filter((p) => !principal.permissions.has(p));
     if (missing.length) throw new AppError(403, 'forbidden', `Missing permission: ${missing.join(', ')}`);
     return true;
   }
 
-  private async authenticate(ctx: ExecutionContext): Promise<Principal> {
+  /** @Public and @Permissions of the route's handler (or its controller), read once per handler. */
+  private routeOf(ctx: ExecutionContext): RouteAccess {
+    const handler = ctx.getHandler();
+    let route = this.routes.get(handler);
+    if (!route) {
+      const targets = [handler, ctx.getClass()];
+      route = {
+        public: !!this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets),
+        required: this.reflector.getAllAndOverride<string[] | undefined>(PERMISSIONS_KEY, targets) ?? [],
+      };
+      this.routes.set(handler, route);
+    }
+    return route;
+  }
+
+  private readonly routes = new WeakMap<object, RouteAccess>();
+
+  private authenticate(ctx: ExecutionContext): Principal | Promise<Principal> {
     if (this.settings.AUTH_MODE === 'dev') {
       return { tenantId: this.settings.DEV_TENANT_ID, userId: this.settings.DEV_USER_ID, permissions: ALL_PERMISSIONS };
     }
@@ -48,6 +67,11 @@ export class AccessGuard implements CanActivate {
     const http = ctx.switchToHttp();
     return this.jwt.principalOf(http.getRequest<Request>(), http.getResponse<Response>());
   }
+}
+
+interface RouteAccess {
+  public: boolean;
+  required: string[];
 }
 
 /** Every permission of the contract (dev mode grants them all). */

@@ -67,11 +67,14 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
    * registry holds under 'jwt': with several apps in one process (tests), that is the last one created.
    * passport binds its per-request callbacks onto the strategy object, hence one derived object per request.
    */
-  async principalOf(req: Request, res: Response): Promise<Principal> {
+  principalOf(req: Request, res: Response): Principal | Promise<Principal> {
     const auth = req.headers.authorization;
     const token = typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7) : undefined;
     const cached = token ? this.verified.get(token) : undefined;
-    if (cached) return cached;
+    return cached ?? this.verifyAndRemember(req, res, token);
+  }
+
+  private async verifyAndRemember(req: Request, res: Response, token: string | undefined): Promise<Principal> {
     const principal = await this.verify(req, res);
     // Verified: its claims were parsed, so exp is a number (principalFromClaims requires it).
     if (token) this.verified.set(token, principal, JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')).exp);

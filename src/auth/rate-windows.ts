@@ -1,5 +1,12 @@
-import type { ThrottlerStorage } from '@nestjs/throttler';
-import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
+/** What one request's hit answers (the shape `@nestjs/throttler`'s storages answer). */
+export interface RateRecord {
+  totalHits: number;
+  /** Seconds until the oldest counted request leaves the window. */
+  timeToExpire: number;
+  isBlocked: boolean;
+  /** Seconds to wait before retrying (0 when not blocked). */
+  timeToBlockExpire: number;
+}
 
 /** One key's counted requests in one-second buckets over the last `buckets` seconds. */
 interface Window {
@@ -10,9 +17,9 @@ interface Window {
 }
 
 /**
- * The rate limiter's counters (`@nestjs/throttler` storage): per key (a tenant), the requests of the last
- * `ttl` in one-second buckets, so each request costs O(1) time and each key a fixed 4 bytes per second of the
- * window, whatever the limit. The library's own storage keeps one timestamp per request in the window and
+ * The rate limiter's counters: per key (a tenant), the requests of the last `ttl` in one-second buckets, so
+ * each request costs O(1) time and each key a fixed 4 bytes per second of the window, whatever the limit.
+ * `@nestjs/throttler`'s in-memory storage (used here before) keeps one timestamp per request in the window and
  * filters and spreads that list on every request: 0.3 ms per request with 20,000 requests in the window,
  * and a RangeError (a 500) somewhere between 100,000 and 200,000 (`Math.min(...hits)`, Node 20), reachable with a high
  * RATE_LIMIT_PER_MINUTE.
@@ -22,18 +29,14 @@ interface Window {
  * the oldest counted request leaves the window (`timeToBlockExpire`, whole seconds, at least 1). Keys idle
  * for a whole window are dropped by a sweep.
  */
-export class RateWindows implements ThrottlerStorage {
+export class RateWindows {
   private readonly windows = new Map<string, Window>();
   private sweeper?: NodeJS.Timeout;
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
-    return this.hit(key, ttl, limit);
-  }
-
-  /** The synchronous core of `increment`. */
-  hit(key: string, ttlMs: number, limit: number): ThrottlerStorageRecord {
+  /** Counts a request of `key` unless the window is full; says how it stands. */
+  hit(key: string, ttlMs: number, limit: number): RateRecord {
     const nowMs = this.now();
     const second = Math.floor(nowMs / 1000);
     const size = Math.max(1, Math.ceil(ttlMs / 1000));

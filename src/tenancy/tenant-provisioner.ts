@@ -30,10 +30,10 @@ export class TenantProvisioner {
 
   constructor(private readonly uow: UnitOfWork) {}
 
-  async ensure(tenantId: string): Promise<void> {
-    if (this.known.has(tenantId)) return;
-    await this.uow.run((m) => provisionTenant((sql, params) => m.query(sql, params), tenantId), tenantId);
-    this.known.add(tenantId);
+  /** Nothing to wait for (undefined) once the tenant is known to this process. */
+  ensure(tenantId: string): Promise<void> | undefined {
+    if (this.known.has(tenantId)) return undefined;
+    return this.uow.run((m) => provisionTenant((sql, params) => m.query(sql, params), tenantId), tenantId).then(() => void this.known.add(tenantId));
   }
 }
 

@@ -34,7 +34,8 @@ export class UnitOfWorkInterceptor implements NestInterceptor {
 
   private async run(principal: Principal, next: CallHandler, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     try {
-      await this.provisioner.ensure(principal.tenantId);
+      const provisioning = this.provisioner.ensure(principal.tenantId);
+      if (provisioning) await provisioning;
       // GET reads: a read-only transaction whose COMMIT is not waited for (UnitOfWork.run).
       const body = await this.uow.run(() => lastValueFrom(next.handle(), { defaultValue: undefined }), undefined, { readOnly: req.method === 'GET' });
       setETag(reply, body);

@@ -9,8 +9,11 @@ describe('per-tenant rate limit (RATE_LIMIT_PER_MINUTE)', () => {
 
   it('refuses the 6th request of a tenant within a minute with 429 and Retry-After, across routes', async () => {
     const a = await newTenant(ctx);
-    await a.get('/v1/uoms').expect(200);
-    await a.post('/v1/uoms', { code: 'R1', name: 'R1', decimals: 0 }).expect(201);
+    const first = await a.get('/v1/uoms').expect(200);
+    // every limited response says how the tenant stands
+    expect(first.headers).toMatchObject({ 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '4' });
+    expect(Number(first.headers['x-ratelimit-reset'])).toBeGreaterThanOrEqual(59);
+    await a.post('/v1/uoms', { code: 'R1', name: 'R1', decimals: 0 }).expect(201).expect('x-ratelimit-remaining', '3');
     await a.get('/v1/uoms?q=R').expect(200);
     await a.post('/v1/uoms', { code: 'R2', name: 'R2', decimals: 0 }).expect(201);
     await a.get('/v1/uoms').expect(200);
