@@ -41,17 +41,19 @@ export function installJsonBody(fastify: FastifyInstance): void {
   const options = { parseAs: 'buffer' as const, bodyLimit: BODY_LIMIT };
   fastify.addContentTypeParser('application/json', options, parseJson);
   fastify.addContentTypeParser(/^application\/[^;\s]+\+json$/i, options, parseJson);
-  fastify.addHook('preParsing', async (request, _reply, payload) => {
-    const encoding = String(request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-    if (encoding === 'identity') return payload;
+  fastify.addHook('preParsing', (request, _reply, payload, done) => {
+    const header = request.headers['content-encoding'];
+    if (header === undefined) return done(null, payload);
+    const encoding = String(header).trim().toLowerCase();
+    if (encoding === 'identity') return done(null, payload);
     const decompress = DECOMPRESS[encoding];
-    if (!decompress) throw new AppError(400, 'bad_request', `Unsupported request body: unsupported content encoding "${encoding}"`);
+    if (!decompress) return done(new AppError(400, 'bad_request', `Unsupported request body: unsupported content encoding "${encoding}"`));
     const inflated = payload.pipe(decompress()) as Transform & { receivedEncodedLength: number };
     // Fastify checks Content-Length against the bytes received, not against the inflated ones.
     inflated.receivedEncodedLength = 0;
     payload.on('data', (chunk: Buffer) => (inflated.receivedEncodedLength += chunk.length));
     payload.on('error', (err) => inflated.destroy(err));
-    return inflated;
+    done(null, inflated);
   });
 }
 

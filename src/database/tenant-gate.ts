@@ -14,26 +14,32 @@ export class TenantGate {
     private readonly waitMs: number,
   ) {}
 
-  /** Waits for a place; resolves with the function that gives it back. */
-  async enter(tenant: string): Promise<() => void> {
+  /**
+   * A place for `tenant`: the function that gives it back, at once when one is free (no promise on the
+   * common path), else a promise of it once it is this request's turn (503 after `waitMs`).
+   */
+  enter(tenant: string): (() => void) | Promise<() => void> {
     let t = this.tenants.get(tenant);
     if (!t) this.tenants.set(tenant, (t = { active: 0, queue: [] }));
     const entry = t;
-    if (entry.active >= this.max) {
-      await new Promise<void>((resolve, reject) => {
-        const turn = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          entry.queue.splice(entry.queue.indexOf(turn), 1);
-          reject(new AppError(503, 'service_unavailable', `Too many requests of this tenant are waiting for the database; retry shortly`));
-        }, this.waitMs);
-        entry.queue.push(turn);
-      });
-    } else {
+    if (entry.active < this.max) {
       entry.active++;
+      return this.leave(tenant, entry);
     }
+    return new Promise<() => void>((resolve, reject) => {
+      const turn = () => {
+        clearTimeout(timer);
+        resolve(this.leave(tenant, entry));
+      };
+      const timer = setTimeout(() => {
+        entry.queue.splice(entry.queue.indexOf(turn), 1);
+        reject(new AppError(503, 'service_unavailable', `Too many requests of this tenant are waiting for the database; retry shortly`));
+      }, this.waitMs);
+      entry.queue.push(turn);
+    });
+  }
+
+  private leave(tenant: string, entry: { active: number; queue: Array<() => void> }): () => void {
     let left = false;
     return () => {
       if (left) return;
