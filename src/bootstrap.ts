@@ -1,7 +1,8 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ClsService } from 'nestjs-cls';
 import type { Logger as PinoLogger } from 'pino';
@@ -31,9 +32,12 @@ export async function createApp(settings: Settings, databaseUrl: string, logger:
     bodyLimit: BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2048 },
     clientErrorHandler: clientErrorAsJson,
-    frameworkErrors: (error: Error, _request: unknown, reply: FastifyReply) => {
+    // Before any hook: the request id and the log line are written here.
+    frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
       const body = toErrorBody(error);
-      void reply.code(body.status).headers(SECURITY).send(body);
+      const id = randomUUID();
+      logger.info({ requestId: id, method: request.method, route: 'unmatched', status: body.status, error: body.error }, `${request.method} unmatched ${body.status}`);
+      void reply.code(body.status).headers(SECURITY).header('X-Request-Id', id).send(body);
     },
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(settings, databaseUrl), adapter, {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { createApp } from './bootstrap';
 import { loadSettings, Settings, SettingsError } from './config/settings';
 import { EmbeddedDatabase, startEmbeddedPostgres, takeOverSignals } from './database/embedded-postgres';
-import { createLogger } from './common/logging';
+import { createLogger, flushLogSync } from './common/logging';
 import { loadDemoData } from './demo/demo-data';
 import { SERVICE_VERSION } from './health/health.controller';
 import { drains } from './shutdown';
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
       `inventory-service stopped on ${signal} in ${Date.now() - started} ms: ${inFlight} request(s) in flight, ` +
         `${inFlight - cutOff} finished, ${cutOff} cut off after ${settings.SHUTDOWN_TIMEOUT_MS} ms`,
     );
-    log.flush();
+    flushLogSync(log);
     process.exit(0);
   };
   takeOverSignals();

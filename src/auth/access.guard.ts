@@ -45,19 +45,23 @@ export class AccessGuard implements CanActivate {
   /** @Public and @Permissions of the route's handler (or its controller), read once per handler. */
   private routeOf(ctx: ExecutionContext): RouteAccess {
     const handler = ctx.getHandler();
-    let route = this.routes.get(handler);
+    const controller = ctx.getClass();
+    let byHandler = this.routes.get(controller);
+    if (!byHandler) this.routes.set(controller, (byHandler = new WeakMap()));
+    let route = byHandler.get(handler);
     if (!route) {
-      const targets = [handler, ctx.getClass()];
+      const targets = [handler, controller];
       route = {
         public: !!this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets),
         required: this.reflector.getAllAndOverride<string[] | undefined>(PERMISSIONS_KEY, targets) ?? [],
       };
-      this.routes.set(handler, route);
+      byHandler.set(handler, route);
     }
     return route;
   }
 
-  private readonly routes = new WeakMap<object, RouteAccess>();
+  /** By controller, then handler (a handler a controller inherits takes the metadata of that controller). */
+  private readonly routes = new WeakMap<object, WeakMap<object, RouteAccess>>();
 
   private authenticate(ctx: ExecutionContext): Principal | Promise<Principal> {
     if (this.settings.AUTH_MODE === 'dev') {

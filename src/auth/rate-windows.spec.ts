@@ -41,6 +41,9 @@ describe('RateWindows (rate limiter counters)', () => {
       windows.hit('busy', MINUTE, 1_000_000);
     }
     expect(windows.hit('busy', MINUTE, 1_000_000)).toMatchObject({ isBlocked: false, totalHits: 300_001 });
+    // what it keeps for the key: one counter per second of the window, not one entry per request
+    const kept = (windows as unknown as { windows: Map<string, { counts: Uint32Array }> }).windows.get('busy')!;
+    expect(kept.counts).toHaveLength(60);
   });
 
   it('drops keys idle for a whole window', () => {

@@ -71,6 +71,12 @@ export class RateWindows {
     }
   }
 
+  /** Stops the sweep (the application closes). */
+  stop(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
   private sweepLater(ttlMs: number): void {
     if (this.sweeper) return;
     this.sweeper = setInterval(() => this.sweep(), Math.max(ttlMs, 1000));

@@ -1,4 +1,4 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ClsService } from 'nestjs-cls';
 import { AppError } from '../common/errors';
@@ -18,7 +18,7 @@ const MINUTE_MS = 60_000;
  * look-ups per request (a tenth of a key read's promises), for options this service does not use.
  */
 @Injectable()
-export class TenantThrottlerGuard implements CanActivate {
+export class TenantThrottlerGuard implements CanActivate, OnModuleDestroy {
   private readonly windows = new RateWindows();
   private readonly limit: number;
 
@@ -27,6 +27,10 @@ export class TenantThrottlerGuard implements CanActivate {
     settings: Settings,
   ) {
     this.limit = settings.RATE_LIMIT_PER_MINUTE;
+  }
+
+  onModuleDestroy(): void {
+    this.windows.stop();
   }
 
   canActivate(ctx: ExecutionContext): boolean {

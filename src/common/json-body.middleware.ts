@@ -14,12 +14,14 @@ export const BODY_LIMIT = 1024 * 1024;
  * A Fastify onRequest hook: it runs before the body is read.
  */
 export function requireJsonBody(req: FastifyRequest, _reply: unknown, done: (err?: Error) => void): void {
-  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (hasBody && (req.method === 'POST' || req.method === 'PATCH' || req.method === 'PUT') && !JSON_TYPE.test(req.headers['content-type'] ?? '')) {
+  if (hasBody(req.headers) && (req.method === 'POST' || req.method === 'PATCH' || req.method === 'PUT') && !JSON_TYPE.test(req.headers['content-type'] ?? '')) {
     return done(new AppError(400, 'bad_request', 'Request body must be JSON (Content-Type: application/json)'));
   }
   done();
 }
+
+/** Whether the request says a body follows. */
+const hasBody = (headers: FastifyRequest['headers']) => Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
 
 const DECOMPRESS: Record<string, () => Transform> = {
   gzip: createGunzip,
@@ -40,10 +42,16 @@ export function installJsonBody(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
   const options = { parseAs: 'buffer' as const, bodyLimit: BODY_LIMIT };
   fastify.addContentTypeParser('application/json', options, parseJson);
-  fastify.addContentTypeParser(/^application\/[^;\s]+\+json$/i, options, parseJson);
+  // Fastify matches a RegExp against the whole Content-Type, parameters included.
+  fastify.addContentTypeParser(/^application\/[^;\s]+\+json\s*(?:;|$)/i, options, parseJson);
+  // Any other type: a write's body was refused before it was read (requireJsonBody), so what is left is an
+  // empty body (an action sent with a client's default Content-Type) or a body on a method that takes none:
+  // both read as no body, as before.
+  fastify.addContentTypeParser('*', options, (_request, _body, done) => done(null, undefined));
   fastify.addHook('preParsing', (request, _reply, payload, done) => {
     const header = request.headers['content-encoding'];
-    if (header === undefined) return done(null, payload);
+    // Nothing to inflate without a body (a GET, an empty POST).
+    if (header === undefined || !hasBody(request.headers)) return done(null, payload);
     const encoding = String(header).trim().toLowerCase();
     if (encoding === 'identity') return done(null, payload);
     const decompress = DECOMPRESS[encoding];

@@ -40,6 +40,16 @@ export function createLogger(settings: { LOG_LEVEL: string; NODE_ENV: string }, 
     : pino(options, pino.destination({ fd, sync: true }));
 }
 
+/** Writes what the logger holds before the process exits (a write already in flight included). */
+export function flushLogSync(logger: Logger): void {
+  const stream = (logger as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
+  try {
+    stream?.flushSync?.();
+  } catch {
+    logger.flush(); // a stream that cannot flush synchronously (pino-pretty's worker): as far as it goes
+  }
+}
+
 const LOG_BUFFER_BYTES = 4096;
 const LOG_FLUSH_MS = 100;
 
@@ -73,29 +83,28 @@ export function requestLog(logger: Logger) {
     const id = typeof given === 'string' && given.length <= 128 && REQUEST_ID.test(given) ? given : randomUUID();
     (req as LoggedRequest).id = id;
     reply.header('X-Request-Id', id);
-    if (req.url !== '/health' && req.url !== '/health/live') {
-      res.once('close', () => {
-        const principal = request[PRINCIPAL];
-        const url = request.routeOptions.url;
-        const route = url && !url.includes('*') ? url : 'unmatched';
-        const line = {
-          requestId: id,
-          tenant: principal?.tenantId,
-          user: principal?.userId,
-          method: req.method,
-          route,
-          status: res.statusCode,
-          ms: Math.round(performance.now() - started),
-          err: reply.err,
-        };
-        if (!res.writableFinished) logger.warn({ ...line, aborted: true }, `${req.method} ${route} aborted by the client`);
-        else if (res.statusCode >= 500 || reply.err) {
-          logger.error(line, `${req.method} ${route} ${res.statusCode}`);
-          logger.flush();
-        }
-        else logger.info(line, `${req.method} ${route} ${res.statusCode}`);
-      });
-    }
+    res.once('close', () => {
+      const url = request.routeOptions.url;
+      // Probes are not logged.
+      if (url === '/health' || url === '/health/live') return;
+      const principal = request[PRINCIPAL];
+      const route = url && !url.includes('*') ? url : 'unmatched';
+      const line = {
+        requestId: id,
+        tenant: principal?.tenantId,
+        user: principal?.userId,
+        method: req.method,
+        route,
+        status: res.statusCode,
+        ms: Math.round(performance.now() - started),
+        err: reply.err,
+      };
+      if (!res.writableFinished) logger.warn({ ...line, aborted: true }, `${req.method} ${route} aborted by the client`);
+      else if (res.statusCode >= 500 || reply.err) {
+        logger.error(line, `${req.method} ${route} ${res.statusCode}`);
+        logger.flush();
+      } else logger.info(line, `${req.method} ${route} ${res.statusCode}`);
+    });
     done();
   };
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ClsService } from 'nestjs-cls';
-import { DataSource, EntityManager, QueryFailedError, QueryResult, QueryRunner, QueryRunnerAlreadyReleasedError } from 'typeorm';
+import { DataSource, EntityManager, NamedPlaceholdersNotSupportedError, QueryFailedError, QueryResult, QueryRunner, QueryRunnerAlreadyReleasedError } from 'typeorm';
 import { AppError } from '../common/errors';
 import { Principal } from '../tenancy/request-context';
 import { APP_ROLE, RETRYABLE_SQLSTATES } from './constants';
@@ -277,6 +277,7 @@ const KEEP_OPEN = 'uow.keepOpen';
 function leanQuery(runner: QueryRunner, client: PgClient): QueryRunner['query'] {
   return async function query(text: string, parameters?: unknown[], useStructuredResult = false): Promise<any> {
     if (runner.isReleased) throw new QueryRunnerAlreadyReleasedError();
+    if (parameters && !Array.isArray(parameters)) throw new NamedPlaceholdersNotSupportedError();
     let raw: { rows?: unknown[]; rowCount?: number | null; command?: string } | undefined;
     try {
       raw = (await client.query(text, parameters)) as typeof raw;
@@ -286,7 +287,7 @@ function leanQuery(runner: QueryRunner, client: PgClient): QueryRunner['query'] 
     const result = new QueryResult();
     if (raw) {
       if (raw.rows) result.records = raw.rows;
-      if (typeof raw.rowCount === 'number') result.affected = raw.rowCount;
+      if ('rowCount' in raw) result.affected = raw.rowCount ?? undefined;
       result.raw = raw.command === 'DELETE' || raw.command === 'UPDATE' ? [raw.rows, raw.rowCount] : raw.rows;
       if (!useStructuredResult) return result.raw;
     }

@@ -45,9 +45,20 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
       expect((await t.get('/V1/UOMS').expect(200)).body).toEqual(canonical);
     });
 
-    it('a path that cannot be decoded → 400 bad_request in the error shape', async () => {
+    it('a path that cannot be decoded → 400 bad_request in the error shape, with a request id and the security headers', async () => {
       const res = await t.get('/v1/items/%FF').expect(400);
       expect(res.body).toEqual({ error: 'bad_request', message: 'Malformed URL: it cannot be decoded', status: 400 });
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(res.headers).toMatchObject({ 'x-content-type-options': 'nosniff', 'x-frame-options': 'SAMEORIGIN' });
+    });
+
+    it('every kind of answer carries the security headers: a 404, a body refused before it was read, a validation error', async () => {
+      const answers = [
+        await t.get('/v1/nope').expect(404),
+        await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'text/plain').send('x').expect(400),
+        await t.post('/v1/uoms', { code: 'bad code!' }).expect(400),
+      ];
+      for (const res of answers) expect(res.headers).toMatchObject({ 'x-content-type-options': 'nosniff', 'strict-transport-security': expect.any(String), 'x-request-id': expect.any(String) });
     });
 
     it('a very long path parameter reaches its route like any other (not the router\'s 414)', async () => {
@@ -164,9 +175,23 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
       expect(await ctx.db.query(`SELECT name FROM uoms WHERE tenant_id = $1 AND code = 'SLOW'`, [t.tenantId])).toEqual([{ name: 'Slow body' }]);
     });
 
-    it('application/*+json is JSON too', async () => {
+    it('application/*+json is JSON too, with or without a charset', async () => {
       await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'application/merge-patch+json')
         .send(JSON.stringify({ code: 'PJSON', name: 'Plus JSON', decimals: 0 })).expect(201);
+      await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', 'application/vnd.api+json; charset=utf-8')
+        .send(JSON.stringify({ code: 'PJSON2', name: 'Plus JSON', decimals: 0 })).expect(201);
+    });
+
+    it('an empty body under another Content-Type (a client default on a bodiless action) is no body, not an error', async () => {
+      for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+        const res = await ctx.http.post('/v1/uoms').set(t.auth).set('Content-Type', type).set('Content-Length', '0').expect(400);
+        // validated as an empty body (the fields are named), not refused as a non-JSON body
+        expect(res.body.error).toBe('validation_failed');
+      }
+    });
+
+    it('Content-Encoding on a request without a body is ignored', async () => {
+      await t.get('/v1/uoms').set('Content-Encoding', 'zstd').expect(200);
     });
 
     it('Content-Encoding gzip, deflate and br bodies are inflated, the 1 MiB limit applies to the inflated body, other encodings → 400', async () => {
