@@ -4,7 +4,7 @@ import { PassportModule } from '@nestjs/passport';
 import { ClsModule } from 'nestjs-cls';
 import { AccessGuard } from './auth/access.guard';
 import { JwtStrategy } from './auth/jwt.strategy';
-import { TenantThrottlerGuard } from './auth/tenant-throttler.guard';
+import { TenantRateLimitGuard } from './auth/tenant-rate-limit.guard';
 import { AllExceptionsFilter } from './common/exception.filter';
 import { IdempotencyFailures, IdempotencyInterceptor } from './common/idempotency.interceptor';
 import { AppValidationPipe } from './common/validation';
@@ -30,7 +30,7 @@ export class AppModule {
       // Inside the request's transaction (interceptors nest in registration order).
       { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
     ];
-    if (settings.RATE_LIMIT_PER_MINUTE > 0) providers.push({ provide: APP_GUARD, useClass: TenantThrottlerGuard });
+    if (settings.RATE_LIMIT_PER_MINUTE > 0) providers.push({ provide: APP_GUARD, useClass: TenantRateLimitGuard });
     if (settings.AUTH_MODE === 'jwt') providers.push(JwtStrategy);
     return {
       module: AppModule,

@@ -2,7 +2,6 @@ import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { randomUUID } from 'node:crypto';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ClsService } from 'nestjs-cls';
 import type { Logger as PinoLogger } from 'pino';
@@ -10,8 +9,8 @@ import { AppModule } from './app.module';
 import { documentIdempotencyKey } from './common/idempotency';
 import { completeDocument } from './common/openapi';
 import { toErrorBody } from './common/exception.filter';
-import { BODY_LIMIT, installJsonBody, requireJsonBody } from './common/json-body.middleware';
-import { createLogger, NestLogger, requestLog } from './common/logging';
+import { BODY_LIMIT, installJsonBody, requireJsonBody } from './common/json-body';
+import { createLogger, logRequest, NestLogger, requestIdOf, requestLog } from './common/logging';
 import { securityHeaders } from './common/security-headers';
 import { Settings } from './config/settings';
 import { DatabaseConnector } from './database/connector';
@@ -32,12 +31,12 @@ export async function createApp(settings: Settings, databaseUrl: string, logger:
     bodyLimit: BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: false, maxParamLength: 2048 },
     clientErrorHandler: clientErrorAsJson,
-    // Before any hook: the request id and the log line are written here.
+    // Before any hook runs: the request id, the security headers and the log line are given here.
     frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
       const body = toErrorBody(error);
-      const id = randomUUID();
-      logger.info({ requestId: id, method: request.method, route: 'unmatched', status: body.status, error: body.error }, `${request.method} unmatched ${body.status}`);
-      void reply.code(body.status).headers(SECURITY).header('X-Request-Id', id).send(body);
+      const requestId = requestIdOf(request.headers);
+      logRequest(logger, { requestId, method: request.method, route: 'unmatched', status: body.status, ms: 0 });
+      void reply.code(body.status).headers(SECURITY).header('X-Request-Id', requestId).send(body);
     },
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(settings, databaseUrl), adapter, {
@@ -62,7 +61,7 @@ export async function createApp(settings: Settings, databaseUrl: string, logger:
   // The request's context (nestjs-cls: principal, unit of work), entered before anything reads or sets it.
   const cls = app.get(ClsService);
   fastify.addHook('onRequest', (_request, _reply, done) => cls.run(() => done()));
-  // JSON bodies as the contract has them (src/common/json-body.middleware.ts).
+  // JSON bodies as the contract has them (src/common/json-body.ts).
   fastify.addHook('onRequest', requireJsonBody);
   installJsonBody(fastify);
 

@@ -58,16 +58,12 @@ export function toErrorBody(err: unknown): ErrorBody {
     const res = err.getResponse() as { message?: unknown; error?: unknown } | string;
     const raw = typeof res === 'string' ? res : res.message;
     const message = Array.isArray(raw) ? raw.join('; ') : typeof raw === 'string' ? raw : err.message;
-    // An unsupported body charset or encoding (415 from the body parser): the contract's 400 bad_request.
-    if (status === 415) return { error: 'bad_request', message: `Unsupported request body: ${message}`, status: 400 };
     const code = BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'bad_request');
     return { error: code, message: status === 404 && /^Cannot /.test(message) ? `Route ${message.slice(7)} not found` : message, status };
   }
   const e = err as { statusCode?: number; code?: string; message?: string } | undefined;
   // Fastify's own errors, raised before a handler runs (reading the body, routing)
   if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { error: 'payload_too_large', message: 'Request body exceeds 1 MiB', status: 413 };
-  if (e?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
-    return { error: 'bad_request', message: 'Request body must be JSON (Content-Type: application/json)', status: 400 };
   if (e?.code === 'FST_ERR_BAD_URL') return { error: 'bad_request', message: 'Malformed URL: it cannot be decoded', status: 400 };
   if (e?.code?.startsWith('FST_ERR_') && typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
     return { error: BY_STATUS[e.statusCode] ?? 'bad_request', message: e.message ?? 'Bad request', status: e.statusCode in BY_STATUS ? e.statusCode : 400 };

@@ -58,8 +58,8 @@ async function takeKey(
  * UnitOfWorkInterceptor), so the key row, the effect and the stored response commit together:
  * - the key's INSERT is the gate: a concurrent request with the same key waits on the row until the
  *   first commits, then finds it and replays the stored response;
- * - a request that fails rolls back, key included; IdempotencyFailureInterceptor then stores its error
- *   response under the key in a transaction of its own;
+ * - a request that fails rolls back, key included; IdempotencyFailures (called by UnitOfWorkInterceptor)
+ *   then stores its error response under the key in a transaction of its own;
  * - a row older than 24 h is taken over by the same statement, so an expired key counts as new;
  * - the response's UPDATE leaves with the COMMIT (UnitOfWork.finishWith): with the key, a posting is 4 writes.
  * Responses are stored as `json` (the exact text sent), so a replay is byte for byte the original.
@@ -121,7 +121,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     this.uow.keepOpen();
     return next.handle().pipe(
       concatMap(async (body) => {
-        // JSON.stringify is what Express sends (Dates as ISO strings), stored unparsed in a `json` column.
+        // JSON.stringify is what Fastify sends (Dates as ISO strings), stored unparsed in a `json` column.
         await this.uow.finishWith(() =>
           manager.query(prepared(`UPDATE idempotency_keys SET status_code = $3, response = $4::json WHERE tenant_id = $1 AND key = $2`, GENERIC), [
             tenantId,

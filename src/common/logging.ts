@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import pino, { Logger } from 'pino';
 import type { LoggerService } from '@nestjs/common';
@@ -8,14 +8,6 @@ import type { Principal } from '../tenancy/request-context';
 
 /** What the access guard leaves on the request for the request log line. */
 export const PRINCIPAL = Symbol('principal');
-
-type LoggedRequest = IncomingMessage & {
-  id?: string;
-  originalUrl?: string;
-  baseUrl?: string;
-  route?: { path?: string };
-  [PRINCIPAL]?: Principal;
-};
 
 /**
  * The service's one logger (pino): JSON lines on stdout, or pretty lines in development when
@@ -64,52 +56,70 @@ function prettyInstalled(): boolean {
   }
 }
 
+/** The request's id: the caller's `X-Request-Id` when sane, else a new UUID. */
+export function requestIdOf(headers: IncomingHttpHeaders): string {
+  const given = headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** One request's log line. */
+export interface RequestLine {
+  requestId: string;
+  tenant?: string;
+  user?: string;
+  method: string;
+  route: string;
+  status: number;
+  ms: number;
+  err?: unknown;
+}
+
+/** Writes a request's line: 4xx at info, 5xx (or with a cause) at error and flushed, an abandoned one at warn. */
+export function logRequest(logger: Logger, line: RequestLine, aborted = false): void {
+  const msg = `${line.method} ${line.route}`;
+  if (aborted) logger.warn({ ...line, aborted: true }, `${msg} aborted by the client`);
+  else if (line.status >= 500 || line.err) {
+    logger.error(line, `${msg} ${line.status}`);
+    logger.flush();
+  } else logger.info(line, `${msg} ${line.status}`);
+}
+
 /**
- * Express middleware, one of the first: the request id (the caller's `X-Request-Id` when sane, else a new
- * UUID, echoed in the response) and one log line per request when it ends: request id, tenant, user,
- * method, route pattern (never the raw URL with its ids), status and duration; 4xx at info, 5xx at error
- * with the cause (the exception filter hands it over as `res.err`); a response the client hung up on before
- * it was sent at warn. One `close` listener per request and one pino call: what pino-http did with two child
- * loggers and four listeners per request, at a fifth of the CPU (bench/README.md, fifth round).
+ * Fastify onRequest hook, one of the first: the request id (echoed in `X-Request-Id`) and one log line per
+ * request when it ends (`logRequest`): request id, tenant, user, method, route pattern (never the raw URL
+ * with its ids), status and duration, with the cause of a 5xx (the exception filter leaves it on the reply
+ * as `err`). The access guard leaves the principal on the request. One `close` listener per request and one
+ * pino call: what pino-http did with two child loggers and four listeners per request, at a fifth of the CPU
+ * (bench/README.md, fifth round).
  */
 export function requestLog(logger: Logger) {
-  // Fastify onRequest hook: `request`/`reply` are Fastify's; the guard leaves the principal on `request`,
-  // the exception filter the cause on `reply` (`err`).
   return (request: FastifyRequest & { [PRINCIPAL]?: Principal }, reply: FastifyReply & { err?: unknown }, done: () => void): void => {
     const started = performance.now();
-    const req = request.raw;
+    const requestId = requestIdOf(request.headers);
+    reply.header('X-Request-Id', requestId);
     const res = reply.raw;
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && given.length <= 128 && REQUEST_ID.test(given) ? given : randomUUID();
-    (req as LoggedRequest).id = id;
-    reply.header('X-Request-Id', id);
     res.once('close', () => {
       const url = request.routeOptions.url;
       // Probes are not logged.
       if (url === '/health' || url === '/health/live') return;
       const principal = request[PRINCIPAL];
-      const route = url && !url.includes('*') ? url : 'unmatched';
-      const line = {
-        requestId: id,
+      const line: RequestLine = {
+        requestId,
         tenant: principal?.tenantId,
         user: principal?.userId,
-        method: req.method,
-        route,
+        method: request.method,
+        route: url && !url.includes('*') ? url : 'unmatched',
         status: res.statusCode,
         ms: Math.round(performance.now() - started),
         err: reply.err,
       };
-      if (!res.writableFinished) logger.warn({ ...line, aborted: true }, `${req.method} ${route} aborted by the client`);
-      else if (res.statusCode >= 500 || reply.err) {
-        logger.error(line, `${req.method} ${route} ${res.statusCode}`);
-        logger.flush();
-      } else logger.info(line, `${req.method} ${route} ${res.statusCode}`);
+      logRequest(logger, line, !res.writableFinished);
     });
     done();
   };
 }
-
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /**
  * Nest's own messages (start-up, `new Logger(context)` in services) as lines of the same pino logger, with

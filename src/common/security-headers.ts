@@ -12,7 +12,6 @@ export function securityHeaders(options: Readonly<HelmetOptions>): Readonly<Reco
   const recorder = {
     setHeader: (name: string, value: string | number | readonly string[]) => void (headers[name] = String(value)),
     removeHeader: (name: string) => void delete headers[name],
-    getHeader: (name: string) => headers[name],
   };
   let ran = false;
   helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, (err?: unknown) => {

@@ -194,7 +194,6 @@ export class UnitOfWork {
       // Statements of this unit of work go to the connection as TypeORM would send them, without its
       // per-statement wrapping (a second connect, the query-event broadcasts nobody listens to here, and
       // their promises: a fifth of a key read's JavaScript).
-      const typeormQuery = runner.query;
       runner.query = leanQuery(runner, client);
       this.cls.set('manager', runner.manager);
       this.cls.set('failure', undefined);
@@ -205,7 +204,6 @@ export class UnitOfWork {
         result = await work(runner.manager);
       } finally {
         client.query = query;
-        runner.query = typeormQuery;
         this.cls.set(EARLY_COMMIT, undefined);
       }
       if (!opened) return result; // the work sent no statement: there is no transaction to end

@@ -18,7 +18,7 @@ const MINUTE_MS = 60_000;
  * look-ups per request (a tenth of a key read's promises), for options this service does not use.
  */
 @Injectable()
-export class TenantThrottlerGuard implements CanActivate, OnModuleDestroy {
+export class TenantRateLimitGuard implements CanActivate, OnModuleDestroy {
   private readonly windows = new RateWindows();
   private readonly limit: number;
 
