@@ -49,6 +49,15 @@ export class UnitOfWork {
     return principal;
   }
 
+  /**
+   * Whether this attempt of the unit of work may write counters it has read without locking them first
+   * (an optimistic posting, `Counters.check`): true on the first attempt; after a `LostRace` the unit of
+   * work runs again with this false, taking its locks first.
+   */
+  get optimistic(): boolean {
+    return this.cls.isActive() && this.cls.get(LOCKING) === false;
+  }
+
   get tenantId(): string {
     return this.principal.tenantId;
   }
@@ -73,10 +82,12 @@ export class UnitOfWork {
    * when that is safe: not after a failure was recorded, not when something will still write after the
    * handler (`keepOpen`, e.g. storing an idempotent response); otherwise it just runs `send`.
    * Should the statement fail, its transaction is aborted and the COMMIT answers ROLLBACK: nothing is kept.
+   * `onlyFirst`: commit early only when the statement is the unit of work's first (nothing before it is
+   * committed with it), for a statement that may write nothing and have its unit of work run again.
    */
-  commitWith<T>(send: () => Promise<T>): Promise<T> {
+  commitWith<T>(send: () => Promise<T>, options: { onlyFirst?: boolean } = {}): Promise<T> {
     const early = this.cls.isActive() ? this.cls.get<EarlyCommit | undefined>(EARLY_COMMIT) : undefined;
-    if (!early || this.cls.get(KEEP_OPEN) || this.cls.get('failure')) return send();
+    if (!early || this.cls.get(KEEP_OPEN) || this.cls.get('failure') || (options.onlyFirst && early.started)) return send();
     // The statement reaches the driver a few ticks later (TypeORM awaits before sending): the flag
     // stays up until then; the first statement sent takes it down.
     early.armed = true;
@@ -122,10 +133,17 @@ export class UnitOfWork {
   }
 
   private async attempts<T>(work: (manager: EntityManager) => Promise<T>, tenant: string, readOnly: boolean): Promise<T> {
+    let locking = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.attempt(work, tenant, readOnly);
+        return await this.attempt(work, tenant, readOnly, locking);
       } catch (err) {
+        // An optimistic write lost a race: run again at once, locking first (the answer is then exact).
+        if (err instanceof LostRace && !locking) {
+          locking = true;
+          this.logger.debug(`unit of work retried with locks: ${err.message}`);
+          continue;
+        }
         const code = AppError.sqlState(err);
         if (!code || !RETRYABLE_SQLSTATES.has(code) || attempt >= MAX_ATTEMPTS) throw err;
         this.logger.warn(`unit of work retried after SQLSTATE ${code} (attempt ${attempt})`);
@@ -134,7 +152,7 @@ export class UnitOfWork {
     }
   }
 
-  private async attempt<T>(work: (manager: EntityManager) => Promise<T>, tenant: string, readOnly: boolean): Promise<T> {
+  private async attempt<T>(work: (manager: EntityManager) => Promise<T>, tenant: string, readOnly: boolean, locking: boolean): Promise<T> {
     if (!this.dataSource.isInitialized || (this.connector && !this.connector.ready)) throw new AppError(503, 'service_unavailable', 'The database is not reachable yet; retry shortly');
     const runner = this.dataSource.createQueryRunner();
     let opened: Promise<unknown> | undefined;
@@ -155,7 +173,8 @@ export class UnitOfWork {
       // with the work's first statement (one system call, no round trip of its own). Safe: should the
       // opening fail after BEGIN, the transaction is aborted and every statement behind it fails (25P02)
       // until our ROLLBACK; nothing can run outside the tenant's role and setting.
-      const open = `BEGIN${readOnly ? ' READ ONLY' : ''}; SELECT set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenant}', true)`;
+      const open = (generic: boolean) =>
+        `BEGIN${readOnly ? ' READ ONLY' : ''}; SELECT set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenant}', true)${generic ? `, ${GENERIC_PLANS}` : ''}`;
       const query = client.query;
       const stream = client.connection.stream;
       /** Everything sent in this tick leaves in one write (node-postgres's own cork/uncork nest inside). */
@@ -163,7 +182,7 @@ export class UnitOfWork {
         stream.cork();
         process.nextTick(() => stream.uncork());
       };
-      const early: EarlyCommit = { armed: false };
+      const early: EarlyCommit = { armed: false, started: false };
       // Whether the transaction runs statements with their generic plans (planMode): while the ones that ask
       // for it run (prepared.ts); not for the others. A change rides in the same write as the statement.
       let generic = false;
@@ -171,9 +190,10 @@ export class UnitOfWork {
         if (commitSent) throw new Error('A statement after the unit of work sent its COMMIT (commitWith must wrap the last statement)');
         const wantsGeneric = wantsGenericPlan(args[0]);
         if (!opened) {
+          early.started = true;
           corked();
           generic = wantsGeneric;
-          opened = query.call(client, generic ? `${open}; ${planMode(true)}` : open);
+          opened = query.call(client, open(generic));
           opened.catch(() => undefined);
         } else if (wantsGeneric !== generic) {
           corked();
@@ -199,6 +219,7 @@ export class UnitOfWork {
       this.cls.set('failure', undefined);
       this.cls.set(EARLY_COMMIT, early);
       this.cls.set(KEEP_OPEN, false);
+      this.cls.set(LOCKING, locking);
       let result: T;
       try {
         result = await work(runner.manager);
@@ -238,7 +259,8 @@ export class UnitOfWork {
       // The opening statement's own error explains everything that failed behind it.
       const openError = opened ? await opened.then(() => undefined, (e: unknown) => e) : undefined;
       // A connection that broke needs no ROLLBACK (and cannot take one): the server ends the transaction.
-      if (opened) await runner.query('ROLLBACK').catch(() => undefined);
+      // Nor does one whose COMMIT went out (it committed, or answered ROLLBACK for an aborted transaction).
+      if (opened && !commitSent) await runner.query('ROLLBACK').catch(() => undefined);
       throw openError ?? err;
     } finally {
       clearTimeout(deadline);
@@ -254,17 +276,33 @@ export class UnitOfWork {
  * key look-ups (`prepared(text, GENERIC)`: without parameter values the planner guesses 10 rows for an
  * `unnest($n)` and may hash-join a whole small table instead), or back to the session's own settings.
  */
+const GENERIC_PLANS = `set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`;
 const planMode = (generic: boolean) =>
   generic
-    ? `SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`
+    ? `SELECT ${GENERIC_PLANS}`
     : `SET LOCAL plan_cache_mode TO DEFAULT; SET LOCAL enable_hashjoin TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT`;
 
 /** Set by commitWith for the next statement sent: COMMIT goes out right behind it. */
 interface EarlyCommit {
   armed: boolean;
+  /** A statement was sent in this attempt. */
+  started: boolean;
 }
 const EARLY_COMMIT = 'uow.earlyCommit';
 const KEEP_OPEN = 'uow.keepOpen';
+const LOCKING = 'uow.locking';
+
+/**
+ * Thrown by a step that wrote rows it had read without locking them (see `UnitOfWork.optimistic`) when
+ * the database refused the write because a concurrent unit of work changed them first: the unit of
+ * work is rolled back and run again at once, locking first. Never reaches a client.
+ */
+export class LostRace extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LostRace';
+  }
+}
 
 /**
  * `QueryRunner.query` as TypeORM's PostgreSQL runner answers it — the rows (UPDATE and DELETE: `[rows,

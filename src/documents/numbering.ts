@@ -7,10 +7,14 @@ export type NumberPrefix = 'PO' | 'SO' | 'TO' | 'WO' | 'RQ' | 'GR' | 'CS' | 'TX'
 /**
  * SQL that takes the tenant's ($1) next number of `prefix` — a CTE body returning `no`, the formatted
  * number (`TX-000042`) — for a statement that stamps it on the row it inserts. The counter row stays
- * locked until COMMIT, so take it in the last statement before COMMIT where you can.
+ * locked until COMMIT, so take it in the last statement before COMMIT where you can. `when`: a condition
+ * on the statement's other CTEs — the number is taken only if it holds, and only once the CTEs it reads
+ * have run to their end (counter writes: their rows come before the number in the lock order, see
+ * `CounterWrite`).
  */
-export const nextNumberSql = (prefix: NumberPrefix) => `
-  INSERT INTO document_sequences AS q (tenant_id, prefix, last_value) VALUES ($1, '${prefix}', 1)
+export const nextNumberSql = (prefix: NumberPrefix, when?: string) => `
+  INSERT INTO document_sequences AS q (tenant_id, prefix, last_value)
+  SELECT $1, '${prefix}', 1${when ? ` WHERE ${when}` : ''}
   ON CONFLICT (tenant_id, prefix) DO UPDATE SET last_value = q.last_value + 1
   RETURNING '${prefix}-' || lpad(q.last_value::text, greatest(6, length(q.last_value::text)), '0') AS no`;
 

@@ -4,6 +4,7 @@ import { CountSessionsController } from './counts/count-sessions.controller';
 import { CountSessionsService } from './counts/count-sessions.service';
 import { Allocations } from './ledger/allocations';
 import { Counters } from './ledger/counters';
+import { DirectPostings } from './ledger/direct';
 import { ExpiryJob } from './ledger/expiry-job';
 import { Holds } from './ledger/holds';
 import { Issues } from './ledger/issues';
@@ -23,7 +24,7 @@ import { TransfersController } from './transfers/transfers.controller';
 import { TransfersService } from './transfers/transfers.service';
 
 /** The ledger's parts: only the facade (LedgerService) and the Journal's reads leave this module. */
-const LEDGER = [LedgerService, Counters, Lots, Serials, PostingLines, Journal, Holds, Allocations, Issues, ExpiryJob];
+const LEDGER = [LedgerService, DirectPostings, Counters, Lots, Serials, PostingLines, Journal, Holds, Allocations, Issues, ExpiryJob];
 
 /** Inventory: the ledger (LedgerService, exported for procurement, sales and production) and its endpoints. */
 @Module({

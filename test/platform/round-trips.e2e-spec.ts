@@ -71,24 +71,23 @@ describe('round trips per request', () => {
       .rejects.toMatchObject({ driverError: { code: '25006' } });
   });
 
-  it('POST /v1/inventory/adjustments (inbound, untracked): four statements in two writes — open with the look-ups (which lock the counter rows), then the journal with counters and TX number sent with the COMMIT', async () => {
+  it('POST /v1/inventory/adjustments (untracked, counter rows existing): one write — the open, the one statement that checks and posts, and the COMMIT', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
-    const statements = await statementsOf(() => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 3 }));
-    expect(statements).toHaveLength(4);
-    // the opening leaves with the first statement, the COMMIT with the last (UnitOfWork.commitWith)
-    expect(writes).toBe(2);
-    expect(statements[3]).toBe('COMMIT');
-    // existing counter rows are locked (not rewritten: one row version per posting, written by the journal
-    // statement) by the look-up statement, balances before positions
-    expect(statements[1]).toMatch(/FROM items i[\s\S]*JOIN balances b[\s\S]*FOR UPDATE OF b[\s\S]*JOIN inventory_positions p[\s\S]*FOR UPDATE OF p[\s\S]*pre_balances[\s\S]*pre_positions/);
-    expect(statements[1]).not.toMatch(/INSERT/);
-    expect(statements[2]).toMatch(/document_sequences[\s\S]*INSERT INTO ledger_transactions[\s\S]*INSERT INTO ledger_lines[\s\S]*UPDATE balances[\s\S]*UPDATE inventory_positions/);
-    expect(statements.filter((s) => /SAVEPOINT/i.test(s))).toEqual([]);
+    for (const qtyDelta of [3, -2]) {
+      const statements = await statementsOf(() => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta }));
+      expect(statements).toHaveLength(3);
+      expect(writes).toBe(1);
+      expect(statements[2]).toBe('COMMIT');
+      // look-ups, expired holds in the way, counters (balances before positions), TX number, header and line
+      expect(statements[1]).toMatch(/FROM items i[\s\S]*FROM reservations r[\s\S]*UPDATE balances[\s\S]*UPDATE inventory_positions[\s\S]*document_sequences[\s\S]*INSERT INTO ledger_transactions[\s\S]*INSERT INTO ledger_lines/);
+    }
+    const { body } = await t.get(`/v1/inventory/balances?itemId=${f.item.id}`).expect(200);
+    expect(body.data.map((b: { qtyOnHand: number }) => b.qtyOnHand)).toEqual([6]);
   });
 
-  it('with an Idempotency-Key: the key taken in one statement with the open, the response stored in the COMMIT\'s write — six statements in four writes', async () => {
+  it('with an Idempotency-Key: the key taken in one statement with the open, the response stored in the COMMIT\'s write — five statements in three writes', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 }); // counter rows exist
@@ -102,30 +101,42 @@ describe('round trips per request', () => {
     const stored = statements.findIndex((q) => /UPDATE idempotency_keys SET status_code/.test(q));
     expect(stored).toBeGreaterThan(statements.findIndex((q) => /INSERT INTO ledger_transactions/.test(q)));
     expect(statements.slice(stored + 1)).toEqual(['COMMIT']);
-    expect(statements).toHaveLength(6);
+    expect(statements).toHaveLength(5);
     expect(statements[1]).toMatch(/^INSERT INTO idempotency_keys[\s\S]*ON CONFLICT \(tenant_id, key\) DO UPDATE[\s\S]*WHERE k.created_at </);
     expect(statements.filter((q) => /DELETE/.test(q))).toEqual([]);
-    // open + key, look-ups, journal, response + COMMIT
-    expect(writes).toBe(4);
+    // open + key, the posting, response + COMMIT
+    expect(writes).toBe(3);
     const replay = await ctx.http.post('/v1/inventory/adjustments').set(t.auth).set('Idempotency-Key', key).send(body).expect(201);
     expect(replay.body).toEqual(first!.body);
   });
 
-  it('the first posting to a new balance adds one statement: the missing counter rows created at zero and locked', async () => {
+  it('the first posting to a new balance goes the full way: the one statement writes nothing, then the look-ups, the counter rows created at zero and locked, the journal with the COMMIT', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
-    const statements = await statementsOf(() => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 }));
-    expect(statements).toHaveLength(5);
-    expect(statements[2]).toMatch(/INSERT INTO balances[\s\S]*ON CONFLICT[\s\S]*INSERT INTO inventory_positions/);
+    let created: { body: { data: { txnNo: string } } } | undefined;
+    const statements = await statementsOf(async () => {
+      created = await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
+    });
+    expect(statements).toHaveLength(8);
+    expect(statements.slice(0, 3).map((q) => q.slice(0, 12))).toEqual(['BEGIN; SELEC', 'WITH k AS (\n', 'COMMIT']);
+    // no ROLLBACK after a COMMIT: the first transaction is over
+    expect(statements.filter((q) => q === 'ROLLBACK')).toEqual([]);
+    expect(statements[5]).toMatch(/INSERT INTO balances[\s\S]*ON CONFLICT[\s\S]*INSERT INTO inventory_positions/);
+    expect(statements[7]).toBe('COMMIT');
+    // the number the first statement did not take is not skipped
+    expect(created!.body.data.txnNo).toBe('TX-000001');
   });
 
-  it('an outbound adjustment adds only the look-up of expired holds in its way', async () => {
+  it('a posting the one statement cannot judge (a lot, serials) goes the full way at once: look-ups, then the journal with the COMMIT', async () => {
     const t = await newTenant(ctx);
-    const f = await inventoryFixture(t);
-    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
-    const statements = await statementsOf(() => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: -2 }));
-    expect(statements).toHaveLength(5);
-    expect(statements[2]).toMatch(/FROM reservations r[\s\S]*FOR UPDATE SKIP LOCKED/);
+    const f = await inventoryFixture(t, { items: [{ lotTracking: 'required' }] });
+    const lotItem = f.item;
+    await adjust(t, { itemId: lotItem.id, locationId: f.location.id, qtyDelta: 5, lotNo: 'L1' });
+    const statements = await statementsOf(() => adjust(t, { itemId: lotItem.id, locationId: f.location.id, qtyDelta: 2, lotNo: 'L1' }));
+    expect(statements.filter((q) => /^WITH k AS/.test(q))).toEqual([]);
+    expect(statements.at(-1)).toBe('COMMIT');
+    expect(statements.at(-2)).toMatch(/^WITH counter_b AS[\s\S]*document_sequences[\s\S]*INSERT INTO ledger_transactions/);
+    expect(statements.filter((q) => /SAVEPOINT/i.test(q))).toEqual([]);
   });
 
   it('POST /v1/inventory/reservations: look-ups with the position locked in one statement; number, row and reserved counter in one, sent with the COMMIT; no read-back', async () => {
@@ -174,13 +185,17 @@ describe('round trips per request', () => {
     it("a posting's statements are planned once per connection, not at every execution (generic plans)", async () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);
-      const journal = /INSERT INTO ledger_transactions/;
-      const lookups = /^WITH i AS \(SELECT i\.id[\s\S]*pre_balances/; // with the counter rows' lock
-      const before = await Promise.all([journal, lookups].map(plans));
+      const lots = await inventoryFixture(t, { items: [{ lotTracking: 'required' }] });
+      const direct = /^WITH k AS \(/; // an adjustment's one statement
+      const journal = /^WITH counter_b AS[\s\S]*INSERT INTO ledger_transactions/; // the full way's (a lot by number)
+      const before = await Promise.all([direct, journal].map(plans));
       // Inbound and outbound, one after another: more than the five custom plans PostgreSQL tries before it
       // would choose by cost (and it would keep choosing custom plans for these statements).
-      for (let i = 0; i < 8; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i % 2 ? -1 : 3 });
-      const after = await Promise.all([journal, lookups].map(plans));
+      for (let i = 0; i < 8; i++) {
+        await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i % 2 ? -1 : 3 });
+        await adjust(t, { itemId: lots.item.id, locationId: lots.location.id, qtyDelta: i % 2 ? -1 : 3, lotNo: 'L1' });
+      }
+      const after = await Promise.all([direct, journal].map(plans));
       for (const [i, a] of after.entries()) {
         expect(a.statements).toBeGreaterThan(0);
         expect(a.custom).toBe(before[i].custom);

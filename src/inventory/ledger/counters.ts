@@ -69,6 +69,11 @@ export class Counters {
     return this.uow.manager;
   }
 
+  /** Whether counters read without a lock may be written optimistically in this attempt (`check`). */
+  get optimistic(): boolean {
+    return this.uow.optimistic;
+  }
+
   /**
    * Applies balance deltas and the position deltas they imply (Available statuses) plus `extra` ones:
    * both tables' rows locked first (balances, then positions, each in lock order), every change
@@ -88,8 +93,15 @@ export class Counters {
    * Locks and checks like `apply`, but leaves the write to the caller: the returned CTEs (`counter_b`,
    * `counter_p`) go into the caller's next statement, so a posting writes its counters and its journal
    * in one statement. Undefined when nothing changes.
+   *
+   * `known`: counter rows the caller's look-up statement already read (`prelock`). Locked ones need no
+   * statement here. Read without a lock (an optimistic posting): when the change is one balance and its
+   * position, both read, it is checked against what was read and written unlocked — the write's
+   * statement locks them only for its own run and the COMMIT, and the CHECK constraints refuse a change
+   * that a concurrent one has made short (the caller retries the unit of work with locks:
+   * `CounterWrite.optimistic`). Any other change locks its rows here as usual.
    */
-  async check(deltas: BalanceDelta[], available: (statusId: string) => boolean, extra: PositionDelta[] = [], prelocked?: Prelocked): Promise<CounterWrite | undefined> {
+  async check(deltas: BalanceDelta[], available: (statusId: string) => boolean, extra: PositionDelta[] = [], known?: CounterRows): Promise<CounterWrite | undefined> {
     const balances = mergeBalances(deltas);
     const positions = mergePositions([
       ...balances
@@ -98,12 +110,14 @@ export class Counters {
       ...extra,
     ]);
     if (!balances.length && !positions.length) return undefined;
-    const { balances: lockedBalances, positions: lockedPositions } = await this.lock(balances, positions, prelocked);
+    const optimistic = !!known && !known.locked && balances.length === 1 && positions.length <= 1 && covers(known, balances, positions);
+    const { balances: lockedBalances, positions: lockedPositions } = optimistic ? known : await this.lock(balances, positions, known?.locked ? known : undefined);
     // A key short at its balance is reported there; the facility's position is reported only when every balance suffices.
     const short = balances.flatMap((d) => balanceShortage(d, lockedBalances.get(balanceKey(d))!));
     if (!short.length) short.push(...positions.flatMap((p) => positionShortage(p, lockedPositions.get(positionKey(p))!)));
     if (short.length) throw shortage(short);
     return {
+      optimistic,
       sql: applySql,
       params: [
         balances.map((d) => lockedBalances.get(balanceKey(d))!.id), balances.map((d) => sql(d.onHand)), balances.map((d) => sql(d.allocated)),
@@ -121,11 +135,9 @@ export class Counters {
    * keys: a deadlock is possible there (only for new keys); PostgreSQL detects it and the unit of work
    * is retried.
    */
-  private async lock(balances: BalanceKey[], positions: Array<{ itemId: string; facilityId: string }>, prelocked?: Prelocked) {
+  private async lock(balances: BalanceKey[], positions: Array<{ itemId: string; facilityId: string }>, prelocked?: CounterRows): Promise<CounterRows> {
     // Every row already locked by the posting's look-up statement (`prelock`): nothing to send.
-    if (prelocked && balances.every((b) => prelocked.balances.has(balanceKey(b))) && positions.every((p) => prelocked.positions.has(positionKey(p)))) {
-      return prelocked;
-    }
+    if (prelocked && covers(prelocked, balances, positions)) return prelocked;
     type Row = BalanceRow & { kind: 'b' | 'p'; facility_id: string; qty_reserved: string };
     const params = [this.uow.tenantId, ...balanceParams(balances), positions.map((p) => p.itemId), positions.map((p) => p.facilityId)];
     const both = (b: string, p: string) => `WITH b AS (${b}), p AS (${p})
@@ -135,17 +147,19 @@ export class Counters {
     // After a look-up statement that locked what exists (prelock), a key still missing has no row: create it.
     let rows: Row[] = prelocked ? [] : await this.m.query(prepared(both(SELECT_BALANCES, SELECT_POSITIONS), GENERIC), params);
     if (rows.length < balances.length + positions.length) rows = await this.m.query(prepared(both(LOCK_BALANCES, LOCK_POSITIONS), GENERIC), params);
-    return lockedRows(rows.filter((r) => r.kind === 'b'), rows.filter((r) => r.kind === 'p'));
+    return counterRows(rows.filter((r) => r.kind === 'b'), rows.filter((r) => r.kind === 'p'), true);
   }
 
   /**
-   * For a posting's look-up statement (CatalogRefs.forPosting): locks the existing balance and position
+   * For a posting's look-up statement (CatalogRefs.forPosting): reads the existing balance and position
    * rows of the lines' keys as they will most likely be — the location's facility, the line's lot or
-   * none, its status or the tenant's AVAILABLE one — in lock order, so that `check` usually needs no
-   * statement of its own (an adjustment is then one statement shorter). A line whose key turns out
-   * otherwise, or a key without a row yet, is locked by `check` as before.
+   * none, its status or the tenant's AVAILABLE one —, locked in lock order unless `lock` is false (an
+   * optimistic posting, see `check`), so that `check` usually needs no statement of its own (an
+   * adjustment is then one statement shorter). A line whose key turns out otherwise, or a key without a
+   * row yet, is locked by `check` as before.
    */
-  prelock(keys: Array<{ itemId: string; locationId: string; lotId: string | null; statusId: string | null }>): SqlRider<Prelocked> {
+  prelock(keys: Array<{ itemId: string; locationId: string; lotId: string | null; statusId: string | null }>, lock = true): SqlRider<CounterRows> {
+    const forUpdate = (table: string) => (lock ? `FOR UPDATE OF ${table}` : '');
     return {
       sql: (o) => ({
         ctes: `pre_k AS (
@@ -158,14 +172,14 @@ export class Counters {
              FROM pre_k k JOIN balances b ON b.tenant_id = $1 AND b.item_id = k.item_id AND b.location_id = k.location_id
                                          AND b.lot_id IS NOT DISTINCT FROM k.lot_id AND b.status_id = k.status_id
             ORDER BY ${BALANCE_ORDER}
-              FOR UPDATE OF b),
+              ${forUpdate('b')}),
          pre_p AS (
            SELECT p.item_id, p.facility_id, p.qty_available_on_hand AS qty_on_hand, p.qty_allocated, p.qty_reserved
              FROM (SELECT DISTINCT k.item_id, k.facility_id FROM pre_k k
                      JOIN stock_statuses s ON s.tenant_id = $1 AND s.id = k.status_id AND s.is_available) k
              JOIN inventory_positions p ON p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
             ORDER BY p.item_id, p.facility_id
-              FOR UPDATE OF p)`,
+              ${forUpdate('p')})`,
         // balances before positions: the lock order (the output columns are evaluated in this order)
         // quantities as text: a JSON number would round them
         columns: `(SELECT coalesce(json_agg(json_build_object('id', b.id, 'item_id', b.item_id, 'location_id', b.location_id, 'lot_id', b.lot_id,
@@ -173,12 +187,12 @@ export class Counters {
                   (SELECT coalesce(json_agg(${POSITION_JSON}), '[]') FROM pre_p p) AS pre_positions`,
       }),
       params: (['itemId', 'locationId', 'lotId', 'statusId'] as const).map((f) => keys.map((k) => k[f])),
-      read: (row) => lockedRows(row.pre_balances as BalanceRow[], row.pre_positions as Array<PositionKeyRow>),
+      read: (row) => counterRows(row.pre_balances as BalanceRow[], row.pre_positions as Array<PositionKeyRow>, lock),
     };
   }
 
   /** `prelock` for position keys alone (a hold's look-up statement). */
-  prelockPositions(keys: Array<{ itemId: string; facilityId: string }>): SqlRider<Prelocked> {
+  prelockPositions(keys: Array<{ itemId: string; facilityId: string }>): SqlRider<CounterRows> {
     return {
       sql: (o) => ({
         ctes: `pre_p AS (
@@ -190,7 +204,7 @@ export class Counters {
         columns: `(SELECT coalesce(json_agg(${POSITION_JSON}), '[]') FROM pre_p p) AS pre_positions`,
       }),
       params: [keys.map((k) => k.itemId), keys.map((k) => k.facilityId)],
-      read: (row) => lockedRows([], row.pre_positions as Array<PositionKeyRow>),
+      read: (row) => counterRows([], row.pre_positions as Array<PositionKeyRow>, true),
     };
   }
 
@@ -210,11 +224,16 @@ export class Counters {
 const POSITION_JSON = `json_build_object('item_id', p.item_id, 'facility_id', p.facility_id, 'qty_on_hand', p.qty_on_hand::text,
   'qty_allocated', p.qty_allocated::text, 'qty_reserved', p.qty_reserved::text)`;
 
-/** Counter rows locked by this unit of work, by balanceKey / positionKey. */
-export interface Prelocked {
+/** Counter rows this unit of work read, by balanceKey / positionKey: `locked` for the rest of it, or read without a lock. */
+export interface CounterRows {
   balances: Map<string, { id: string; onHand: Decimal; allocated: Decimal }>;
   positions: Map<string, PositionRow>;
+  locked: boolean;
 }
+
+/** Whether `rows` holds every key of the change. */
+const covers = (rows: CounterRows, balances: BalanceKey[], positions: Array<{ itemId: string; facilityId: string }>) =>
+  balances.every((b) => rows.balances.has(balanceKey(b))) && positions.every((p) => rows.positions.has(positionKey(p)));
 
 interface PositionKeyRow {
   item_id: string;
@@ -224,8 +243,9 @@ interface PositionKeyRow {
   qty_reserved: string;
 }
 
-function lockedRows(balances: BalanceRow[], positions: PositionKeyRow[]): Prelocked {
+function counterRows(balances: BalanceRow[], positions: PositionKeyRow[], locked: boolean): CounterRows {
   return {
+    locked,
     balances: new Map(balances.map((r) => [
       balanceKey({ itemId: r.item_id, locationId: r.location_id, lotId: r.lot_id, statusId: r.status_id }),
       { id: r.id, onHand: toQty(r.qty_on_hand), allocated: toQty(r.qty_allocated) },
@@ -237,11 +257,25 @@ function lockedRows(balances: BalanceRow[], positions: PositionKeyRow[]): Preloc
   };
 }
 
-/** The counter writes of a checked change: CTEs for a statement whose $1 is the tenant and whose own parameters end at $offset. */
+/**
+ * The counter writes of a checked change: CTEs for a statement whose $1 is the tenant and whose own
+ * parameters end at $offset. `counter_b` (balances) runs before `counter_p` (positions), which reads
+ * it; a CTE of the statement that must lock after them (a document number) waits for `counter_p`
+ * (`nextNumberSql(prefix, AFTER_COUNTERS)`): the lock order holds within the statement too.
+ * `optimistic`: the rows were not locked before this statement (see `Counters.check`); a CHECK
+ * violation of a counter constraint then means a concurrent change, not a checked shortage.
+ */
 export interface CounterWrite {
   sql(offset: number): string;
   params: unknown[];
+  optimistic: boolean;
 }
+
+/** A condition that holds once a CounterWrite's CTEs have run (for `nextNumberSql`). */
+export const AFTER_COUNTERS = '(SELECT count(*) FROM counter_p) >= 0';
+
+/** The constraints that keep counters whole: a violation by an optimistic write is a lost race. */
+export const COUNTER_CONSTRAINTS = new Set(['balance_not_negative', 'balance_allocated_within_on_hand', 'position_counters_not_negative', 'position_not_overcommitted']);
 
 /** Existing balances of the keys ($2..$6, in the given order) locked in that order. */
 const SELECT_BALANCES = `SELECT b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated
@@ -384,5 +418,7 @@ function applySql(o: number): string {
            qty_reserved = p.qty_reserved + k.reserved, updated_at = now()
       FROM unnest(${$(4)}::uuid[], ${$(5)}::uuid[], ${$(6)}::numeric[], ${$(7)}::numeric[], ${$(8)}::numeric[]) AS k(item_id, facility_id, on_hand, allocated, reserved)
      WHERE p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+       -- balances first: no position row is updated (locked) before counter_b has run to its end
+       AND (SELECT count(*) FROM counter_b) >= 0
     RETURNING 1)`;
 }

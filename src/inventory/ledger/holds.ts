@@ -10,7 +10,7 @@ import { DocumentNumbers, nextNumberSql } from '../../documents/numbering';
 import { Qty, qty as toQty, sql } from '../../documents/quantity';
 import { at, CatalogRefs, ItemRef } from '../../documents/references';
 import { checkBaseDecimals } from '../../documents/tracking';
-import { BalanceDelta, CounterWrite, Counters, PositionDelta, positionKey, Prelocked, shortage } from './counters';
+import { AFTER_COUNTERS, BalanceDelta, CounterWrite, Counters, PositionDelta, positionKey, CounterRows, shortage } from './counters';
 import { LAPSED, LAPSED_HOLDS, RESERVATION_NOW } from './lapsed';
 import { Hold } from './posting';
 import { ALLOCATION_COLUMNS, AllocationRow, RESERVATION_COLUMNS, ReservationRow } from './views';
@@ -81,7 +81,7 @@ export class Holds {
     const id = randomUUID();
     const insert = () =>
       this.m.query(
-        prepared(`WITH ${counters.sql(11)}, n AS (${nextNumberSql('RS')}),
+        prepared(`WITH ${counters.sql(11)}, n AS (${nextNumberSql('RS', AFTER_COUNTERS)}),
          r AS (
            INSERT INTO reservations (tenant_id, id, reservation_no, item_id, facility_id, qty, status, demand_type,
                                      demand_id, demand_line_id, expires_at, notes, created_by, updated_by)
@@ -204,7 +204,7 @@ export class Holds {
   }
 
   /** `changeReserved`'s lock and check; the write is left to the caller's next statement (Counters.check). */
-  private checkReserved(item: ItemRef, facilityId: string, delta: Decimal, field: string, prelocked?: Prelocked): Promise<CounterWrite | undefined> {
+  private checkReserved(item: ItemRef, facilityId: string, delta: Decimal, field: string, prelocked?: CounterRows): Promise<CounterWrite | undefined> {
     return this.counters.check([], () => true, [{
       itemId: item.id,
       facilityId,

@@ -6,7 +6,7 @@ import { UnitOfWork } from '../../database/unit-of-work';
 import { GENERIC, prepared } from '../../database/prepared';
 import { nextNumberSql } from '../../documents/numbering';
 import { sql } from '../../documents/quantity';
-import { CounterWrite } from './counters';
+import { AFTER_COUNTERS, CounterWrite } from './counters';
 import { Posting } from './posting';
 import { ResolvedLine } from './posting-lines';
 import { LineRow, TransactionRow, transactionView, TransactionView } from './views';
@@ -44,7 +44,7 @@ export class Journal {
       serial_nos: l.serialNos.length ? l.serialNos : null,
     }));
     const [header]: TransactionRow[] = await this.m.query(
-      prepared(`WITH n AS (${nextNumberSql('TX')}),
+      prepared(`WITH ${counters ? `${counters.sql(15)}, ` : ''}n AS (${nextNumberSql('TX', counters && AFTER_COUNTERS)}),
        h AS (
          INSERT INTO ledger_transactions (tenant_id, id, txn_no, type, posted_by, reason, source_type, source_id)
          SELECT $1, $2, n.no, $3, $4, $5, $6, $7 FROM n
@@ -55,7 +55,6 @@ export class Journal {
                 NULLIF(string_to_array(k.serials, E'\\x1f'), '{}')
            FROM h, unnest($8::int[], $9::uuid[], $10::uuid[], $11::uuid[], $12::uuid[], $13::uuid[], $14::numeric[], $15::text[])
                 AS k(line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serials))
-       ${counters ? `, ${counters.sql(15)}` : ''}
        SELECT * FROM h`, GENERIC),
       [
         this.uow.tenantId,

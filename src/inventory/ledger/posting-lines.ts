@@ -5,7 +5,7 @@ import { UUID_PATTERN } from '../../common/uuid';
 import { qty as toQty } from '../../documents/quantity';
 import { at, CatalogRefs, ItemRef, LocationRef, StatusRef } from '../../documents/references';
 import { checkBaseDecimals, checkLot, checkSerials } from '../../documents/tracking';
-import { Counters, Prelocked, shortage } from './counters';
+import { Counters, CounterRows, shortage } from './counters';
 import { FoundLot, Lots } from './lots';
 import { PostingLine } from './posting';
 
@@ -57,20 +57,26 @@ export class PostingLines {
   ) {}
 
   /**
-   * The lines resolved, and the counter rows their look-up statement locked ahead (Counters.prelock; not
-   * when a line names a lot by number, whose lot may not exist yet).
+   * The lines resolved, and the counter rows their look-up statement read ahead (Counters.prelock; not
+   * when a line names a lot by number, whose lot may not exist yet): locked, or — for a posting of one
+   * free line without serials, on a unit of work's first attempt — read without a lock (an optimistic
+   * posting, Counters.check).
    */
-  async resolve(lines: ConcreteLine[], startsWork: boolean): Promise<{ resolved: ResolvedLine[]; prelocked?: Prelocked }> {
+  async resolve(lines: ConcreteLine[], startsWork: boolean): Promise<{ resolved: ResolvedLine[]; known?: CounterRows }> {
     const use = startsWork ? 'new' : 'committed';
     // Not when a line names a lot by number: its lot may be created below, and its balance would then be
     // locked after the other lines' positions (out of lock order), so the posting locks everything later.
     const keys = lines.map((l) => ({ itemId: l.itemId, locationId: l.locationId, lotId: l.lotId ?? null, statusId: l.statusId ?? null }));
     const prelock =
       !lines.some((l) => l.lotNo) && keys.every((k) => [k.itemId, k.locationId, k.lotId, k.statusId].every((id) => id === null || UUID_PATTERN.test(id)));
-    const { items, locations, statuses, rider: prelocked } = await this.refs.forPosting(
+    // Serial rows are locked between the look-up and the journal statement: a posting that moves serials
+    // locks its counters first (the lock order), so it is never optimistic.
+    const [only] = lines;
+    const optimistic = lines.length === 1 && !only.allocatedDelta && !only.serialNos?.length && !only.pickSerials && this.counters.optimistic;
+    const { items, locations, statuses, rider: known } = await this.refs.forPosting(
       lines.map((l) => l.itemId),
       lines.map((l) => l.locationId),
-      prelock ? this.counters.prelock(keys) : undefined,
+      prelock ? this.counters.prelock(keys, !optimistic) : undefined,
     );
     const resolved = lines.map((line): ResolvedLine => {
       const f = line.field;
@@ -96,6 +102,6 @@ export class PostingLines {
       if (lot === undefined) throw shortage([{ ...lineDetail(r, r.qty.abs(), toQty(0)), message: `no stock of lot ${lines[i].lotNo}` }]);
       r.lot = lot;
     });
-    return { resolved, prelocked };
+    return { resolved, known };
   }
 }

@@ -1,0 +1,136 @@
+import { Injectable, Optional } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { constraintOf } from '../../common/errors';
+import { UUID_PATTERN } from '../../common/uuid';
+import { GENERIC, prepared } from '../../database/prepared';
+import { LostRace, UnitOfWork } from '../../database/unit-of-work';
+import { nextNumberSql } from '../../documents/numbering';
+import { qty as toQty, sql } from '../../documents/quantity';
+import { Metrics } from '../../metrics/metrics';
+import { COUNTER_CONSTRAINTS } from './counters';
+import { LAPSED } from './lapsed';
+import { isIssue, Posting, PostingLine } from './posting';
+import { LineRow, TransactionRow, transactionView, TransactionView } from './views';
+
+type DirectRow = TransactionRow & { item_id: string; location_id: string; status_id: string };
+
+/** A posting the direct way can take: one free line with no lot or serials, the last work of its unit of work. */
+type DirectPosting = Posting & { last: true; lines: [PostingLine] };
+
+/**
+ * The direct way for the commonest posting — one free line without lot or serials, nothing after it in
+ * the unit of work (a stock adjustment): one statement, sent with the unit of work's opening and its
+ * COMMIT, so the request costs one round trip to the database and its counter rows are locked only
+ * while that statement runs and commits. The statement looks up what the full way checks (item,
+ * location and facility, status, balance, position, expired holds in the way) and writes the counters,
+ * the TX number, the header and the line only when all of it certainly passes: the item a stock item
+ * without lot or serial tracking (active for new work), the quantity within its unit's decimals, the
+ * location and its facility active for new work, the status known, the balance (and the position of an
+ * Available status) existing with enough stock, no expired hold to release for an outbound line.
+ *
+ * Otherwise it writes nothing and the unit of work runs again the full way (`LostRace`), which gives
+ * the exact answer: the error with its details, or a posting that needs more (counter rows created, a
+ * hold released). So these conditions must only ever be stricter than the full way's checks, never
+ * looser; the CHECK constraints on the counters remain the last word under concurrency (a lost race is
+ * run again the same way).
+ */
+@Injectable()
+export class DirectPostings {
+  constructor(
+    private readonly uow: UnitOfWork,
+    @Optional() private readonly metrics?: Metrics,
+  ) {}
+
+  /** Whether `posting` may go the direct way (on the first attempt of its unit of work). */
+  accepts(posting: Posting): posting is DirectPosting {
+    if (!posting.last || posting.lines.length !== 1 || !this.uow.optimistic) return false;
+    const [line] = posting.lines;
+    if (isIssue(line) || line.lotId || line.lotNo || line.expiryDate || line.serialNos?.length || line.pickSerials) return false;
+    if (!UUID_PATTERN.test(line.itemId) || !UUID_PATTERN.test(line.locationId) || (line.statusId && !UUID_PATTERN.test(line.statusId))) return false;
+    try {
+      const q = toQty(line.qty);
+      return q.isFinite() && !q.isZero();
+    } catch {
+      return false; // not a number: the full way says so
+    }
+  }
+
+  async post(posting: DirectPosting): Promise<TransactionView> {
+    const [line] = posting.lines;
+    const id = randomUUID();
+    const qty = sql(toQty(line.qty));
+    const send = () =>
+      this.uow.manager.query(prepared(DIRECT, GENERIC), [
+        this.uow.tenantId, line.itemId, line.locationId, line.statusId ?? null, qty, !!posting.startsWork,
+        id, posting.type, this.uow.userId, posting.reason ?? null, posting.sourceType ?? null, posting.sourceId ?? null,
+      ]) as Promise<DirectRow[]>;
+    let rows: DirectRow[];
+    try {
+      // Sent with the COMMIT only as the unit of work's first statement: when it writes nothing, nothing
+      // at all is committed, and the unit of work may run again.
+      rows = await this.uow.commitWith(send, { onlyFirst: true });
+    } catch (err) {
+      // Another posting changed the counters since this statement read them, leaving too little.
+      const constraint = constraintOf(err);
+      if (constraint && COUNTER_CONSTRAINTS.has(constraint)) throw new LostRace(`${constraint} on a direct posting`, { cause: err });
+      throw err;
+    }
+    const [header] = rows;
+    if (!header) throw new LostRace('a direct posting needs the full way');
+    this.metrics?.posted(posting.type);
+    const lineRow: LineRow = {
+      transaction_id: id, line_no: 1, item_id: header.item_id, location_id: header.location_id, lot_id: null, lot_no: null,
+      status_id: header.status_id, qty_delta: qty, serial_nos: null,
+    };
+    return transactionView(header, [lineRow]);
+  }
+}
+
+/**
+ * $1 tenant, $2 item, $3 location, $4 status (null: AVAILABLE), $5 quantity, $6 new work; the header's
+ * $7 id, $8 type, $9 posted_by, $10 reason, $11 source_type, $12 source_id. `ok` is the line when every
+ * condition holds, else empty, and every write reads it. Locks in the ledger's order: the item (key
+ * share, as the full way's look-ups), then the balance, the position, the TX number.
+ */
+const DIRECT = `WITH k AS (
+  SELECT i.id AS item_id, loc.facility_id, loc.id AS location_id, st.id AS status_id, st.is_available, $5::numeric AS qty
+    FROM items i
+    JOIN uoms u ON u.tenant_id = i.tenant_id AND u.id = i.base_uom_id
+    JOIN locations loc ON loc.tenant_id = $1 AND loc.id = $3
+    JOIN facilities f ON f.tenant_id = $1 AND f.id = loc.facility_id
+    JOIN stock_statuses st ON st.tenant_id = $1
+                          AND st.id = coalesce($4::uuid, (SELECT s.id FROM stock_statuses s WHERE s.tenant_id = $1 AND s.code = 'AVAILABLE'))
+   WHERE i.tenant_id = $1 AND i.id = $2 AND i.item_kind = 'stock'
+     AND i.lot_tracking <> 'required' AND i.serial_tracking <> 'required' AND i.expiry_tracking <> 'required'
+     AND scale(trim_scale($5::numeric)) <= u.decimals
+     AND (NOT $6::boolean OR (i.is_active AND loc.is_active AND f.is_active))
+     FOR KEY SHARE OF i),
+ok AS MATERIALIZED (
+  SELECT k.*, b.id AS balance_id
+    FROM k JOIN balances b ON b.tenant_id = $1 AND b.item_id = k.item_id AND b.location_id = k.location_id
+                          AND b.lot_id IS NULL AND b.status_id = k.status_id
+   WHERE b.qty_on_hand + k.qty >= b.qty_allocated
+     AND (NOT k.is_available OR EXISTS (
+           SELECT 1 FROM inventory_positions p
+            WHERE p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+              AND p.qty_available_on_hand + k.qty >= p.qty_allocated + p.qty_reserved))
+     AND (k.qty > 0 OR NOT EXISTS (
+           SELECT 1 FROM reservations r WHERE r.tenant_id = $1 AND r.item_id = k.item_id AND r.facility_id = k.facility_id AND ${LAPSED}))),
+counter_b AS (
+  UPDATE balances b SET qty_on_hand = b.qty_on_hand + ok.qty, updated_at = now()
+    FROM ok WHERE b.tenant_id = $1 AND b.id = ok.balance_id
+  RETURNING 1),
+counter_p AS (
+  UPDATE inventory_positions p SET qty_available_on_hand = p.qty_available_on_hand + ok.qty, updated_at = now()
+    FROM ok WHERE ok.is_available AND p.tenant_id = $1 AND p.item_id = ok.item_id AND p.facility_id = ok.facility_id
+     AND (SELECT count(*) FROM counter_b) > 0
+  RETURNING 1),
+n AS (${nextNumberSql('TX', '(SELECT count(*) FROM counter_p) >= 0 AND EXISTS (SELECT 1 FROM counter_b)')}),
+h AS (
+  INSERT INTO ledger_transactions (tenant_id, id, txn_no, type, posted_by, reason, source_type, source_id)
+  SELECT $1, $7, n.no, $8, $9, $10, $11, $12 FROM n
+  RETURNING id, txn_no, type, posted_at, posted_by, reason, source_type, source_id),
+l AS (
+  INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta)
+  SELECT $1, h.id, 1, ok.item_id, ok.facility_id, ok.location_id, NULL, ok.status_id, ok.qty FROM h, ok)
+SELECT h.*, ok.item_id, ok.location_id, ok.status_id FROM h, ok`;
