@@ -24,6 +24,9 @@ import { ALLOCATION_COLUMNS, AllocationRow, ReservationRow, reservationView, Res
  * lock order), then the document counter — so concurrent units of work queue instead of deadlocking.
  * (Expired holds found in a posting's way are locked after its counters, without waiting: SKIP LOCKED;
  * the balances they free are locked last, a rare deadlock that the unit of work's retry absorbs.)
+ * An adjustment-like posting goes the direct way (DirectPostings: one statement), and a single-line
+ * posting writes counter rows it read without a lock (Counters.check): both lock them only for their
+ * last statement and the COMMIT, and a race they lose runs the unit of work again, locking first.
  * The database's CHECK constraints are the last word on every invariant (CONTRACT §5).
  */
 @Injectable()
