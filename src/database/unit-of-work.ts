@@ -37,14 +37,14 @@ export class UnitOfWork {
 
   /** The current transaction's manager. Fails closed outside a unit of work. */
   get manager(): EntityManager {
-    const manager = this.cls.isActive() ? this.cls.get<EntityManager | undefined>('manager') : undefined;
+    const manager = this.current?.manager;
     if (!manager) throw new Error('No unit of work is active: refusing to touch tenant data outside one');
     return manager;
   }
 
   /** The current principal. Fails closed when there is none. */
   get principal(): Principal {
-    const principal = this.cls.isActive() ? this.cls.get<Principal | undefined>('principal') : undefined;
+    const principal = this.store?.principal as Principal | undefined;
     if (!principal) throw new Error('No tenant context: refusing to touch tenant data without one');
     return principal;
   }
@@ -55,7 +55,18 @@ export class UnitOfWork {
    * work runs again with this false, taking its locks first.
    */
   get optimistic(): boolean {
-    return this.cls.isActive() && this.cls.get(LOCKING) === false;
+    const current = this.current;
+    return !!current && !current.locking;
+  }
+
+  /** The request context's store, or undefined outside one. */
+  private get store(): Record<string | symbol, unknown> | undefined {
+    return this.cls.get() as unknown as Record<string | symbol, unknown> | undefined;
+  }
+
+  /** The running attempt of this context's unit of work, if any. */
+  private get current(): Attempt | undefined {
+    return this.store?.[ATTEMPT] as Attempt | undefined;
   }
 
   get tenantId(): string {
@@ -71,7 +82,8 @@ export class UnitOfWork {
    * the caller catches it and carries on. For steps that write several statements and may fail between them.
    */
   fail(err: unknown): void {
-    if (this.cls.isActive() && this.cls.get('manager') && !this.cls.get('failure')) this.cls.set('failure', err);
+    const current = this.current;
+    if (current && current.failure === undefined) current.failure = err;
   }
 
   /**
@@ -86,8 +98,9 @@ export class UnitOfWork {
    * committed with it), for a statement that may write nothing and have its unit of work run again.
    */
   commitWith<T>(send: () => Promise<T>, options: { onlyFirst?: boolean } = {}): Promise<T> {
-    const early = this.cls.isActive() ? this.cls.get<EarlyCommit | undefined>(EARLY_COMMIT) : undefined;
-    if (!early || this.cls.get(KEEP_OPEN) || this.cls.get('failure') || (options.onlyFirst && early.started)) return send();
+    const current = this.current;
+    if (!current?.early || current.keepOpen || current.failure !== undefined || (options.onlyFirst && current.early.started)) return send();
+    const early = current.early;
     // The statement reaches the driver a few ticks later (TypeORM awaits before sending): the flag
     // stays up until then; the first statement sent takes it down.
     early.armed = true;
@@ -96,7 +109,8 @@ export class UnitOfWork {
 
   /** Declares that statements follow the handler in this unit of work: `commitWith` must not commit early. */
   keepOpen(): void {
-    if (this.cls.isActive()) this.cls.set(KEEP_OPEN, true);
+    const current = this.current;
+    if (current) current.keepOpen = true;
   }
 
   /**
@@ -104,7 +118,8 @@ export class UnitOfWork {
    * `commitWith` does (the same conditions and guarantees apply).
    */
   finishWith<T>(send: () => Promise<T>): Promise<T> {
-    if (this.cls.isActive()) this.cls.set(KEEP_OPEN, false);
+    const current = this.current;
+    if (current) current.keepOpen = false;
     return this.commitWith(send);
   }
 
@@ -118,7 +133,7 @@ export class UnitOfWork {
    */
   async run<T>(work: (manager: EntityManager) => Promise<T>, tenantId?: string, options: { readOnly?: boolean } = {}): Promise<T> {
     if (!this.cls.isActive()) return this.cls.run(() => this.run(work, tenantId, options));
-    if (this.cls.get<EntityManager | undefined>('manager')) throw new Error('A unit of work is already active: use its manager');
+    if (this.current) throw new Error('A unit of work is already active: use its manager');
     const tenant = tenantId ?? this.tenantId;
     // Inlined into the opening statement (a simple query takes no parameters): only a UUID may go there.
     if (!UUID.test(tenant)) throw new Error('A unit of work needs a tenant UUID');
@@ -173,8 +188,9 @@ export class UnitOfWork {
       // with the work's first statement (one system call, no round trip of its own). Safe: should the
       // opening fail after BEGIN, the transaction is aborted and every statement behind it fails (25P02)
       // until our ROLLBACK; nothing can run outside the tenant's role and setting.
+      // SET commands, not a SELECT of set_config(): they answer without a row (nothing to describe and parse).
       const open = (generic: boolean) =>
-        `BEGIN${readOnly ? ' READ ONLY' : ''}; SELECT set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenant}', true)${generic ? `, ${GENERIC_PLANS}` : ''}`;
+        `BEGIN${readOnly ? ' READ ONLY' : ''}; SET LOCAL ROLE ${APP_ROLE}; SET LOCAL app.tenant_id = '${tenant}'${generic ? `; ${planMode(true)}` : ''}`;
       const query = client.query;
       const stream = client.connection.stream;
       /** Everything sent in this tick leaves in one write (node-postgres's own cork/uncork nest inside). */
@@ -215,25 +231,21 @@ export class UnitOfWork {
       // per-statement wrapping (a second connect, the query-event broadcasts nobody listens to here, and
       // their promises: a fifth of a key read's JavaScript).
       runner.query = leanQuery(runner, client);
-      this.cls.set('manager', runner.manager);
-      this.cls.set('failure', undefined);
-      this.cls.set(EARLY_COMMIT, early);
-      this.cls.set(KEEP_OPEN, false);
-      this.cls.set(LOCKING, locking);
+      const current: Attempt = { manager: runner.manager, failure: undefined, early, keepOpen: false, locking };
+      this.cls.set(ATTEMPT, current);
       let result: T;
       try {
         result = await work(runner.manager);
       } finally {
         client.query = query;
-        this.cls.set(EARLY_COMMIT, undefined);
+        current.early = undefined;
       }
       if (!opened) return result; // the work sent no statement: there is no transaction to end
       await opened;
       // A step that may have written part of its changes failed: whatever the caller did with its
       // error, the unit of work must not commit (all or nothing, CONTRACT §5 invariant 5). commitWith
       // does not send COMMIT once a failure is recorded, and nothing is recorded after it.
-      const failure = this.cls.get<unknown>('failure');
-      if (failure) throw failure;
+      if (current.failure !== undefined) throw current.failure;
       opened = undefined;
       commitSent ??= query.call(client, 'COMMIT') as Promise<{ command?: string }>;
       if (readOnly) {
@@ -264,8 +276,7 @@ export class UnitOfWork {
       throw openError ?? err;
     } finally {
       clearTimeout(deadline);
-      this.cls.set('manager', undefined);
-      this.cls.set('failure', undefined);
+      this.cls.set(ATTEMPT, undefined);
       if (!released) await runner.release().catch(() => undefined);
     }
   }
@@ -276,10 +287,9 @@ export class UnitOfWork {
  * key look-ups (`prepared(text, GENERIC)`: without parameter values the planner guesses 10 rows for an
  * `unnest($n)` and may hash-join a whole small table instead), or back to the session's own settings.
  */
-const GENERIC_PLANS = `set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`;
 const planMode = (generic: boolean) =>
   generic
-    ? `SELECT ${GENERIC_PLANS}`
+    ? `SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`
     : `SET LOCAL plan_cache_mode TO DEFAULT; SET LOCAL enable_hashjoin TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT`;
 
 /** Set by commitWith for the next statement sent: COMMIT goes out right behind it. */
@@ -288,9 +298,19 @@ interface EarlyCommit {
   /** A statement was sent in this attempt. */
   started: boolean;
 }
-const EARLY_COMMIT = 'uow.earlyCommit';
-const KEEP_OPEN = 'uow.keepOpen';
-const LOCKING = 'uow.locking';
+/** The running attempt of a unit of work, in the request's context (a symbol key: read without parsing a path). */
+const ATTEMPT = Symbol('unit of work attempt');
+interface Attempt {
+  manager: EntityManager;
+  /** What made a step fail (`fail`): the attempt rolls back whatever its caller did with the error. */
+  failure: unknown;
+  /** Until the work returns: commitWith's flag for the next statement. */
+  early?: EarlyCommit;
+  /** Statements follow the handler (`keepOpen`). */
+  keepOpen: boolean;
+  /** A run after a LostRace: counters are locked before they are written (`optimistic` false). */
+  locking: boolean;
+}
 
 /**
  * Thrown by a step that wrote rows it had read without locking them (see `UnitOfWork.optimistic`) when
