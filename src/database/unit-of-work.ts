@@ -154,8 +154,10 @@ export class UnitOfWork {
         return await this.attempt(work, tenant, readOnly, locking);
       } catch (err) {
         // An optimistic write lost a race: run again at once, locking first (the answer is then exact).
+        // Not counted as an attempt: the deadlock retries stay as many.
         if (err instanceof LostRace && !locking) {
           locking = true;
+          attempt--;
           this.logger.debug(`unit of work retried with locks: ${err.message}`);
           continue;
         }

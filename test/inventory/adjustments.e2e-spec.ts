@@ -114,6 +114,8 @@ describe('inventory adjustments', () => {
       const f = await inventoryFixture(t);
       const kg = await newItem(t, f.uom('EA'), { baseUomId: f.uom('KG') });
       const g = await newItem(t, f.uom('EA'), { baseUomId: f.uom('G') });
+      // With balances in place, so the one-statement way (which needs them) judges the decimals too.
+      for (const [itemId, qtyDelta] of [[f.item.id, 5], [kg.id, 5], [g.id, 5]] as const) await adjust(t, { itemId, locationId: f.location.id, qtyDelta });
       const cases: Array<[string, number]> = [
         [f.item.id, 1.5], // EA: whole units
         [kg.id, 0.0001], // KG: 3 decimals
@@ -128,9 +130,10 @@ describe('inventory adjustments', () => {
       // The most the UOM allows is fine.
       await adjust(t, { itemId: g.id, locationId: f.location.id, qtyDelta: 0.01 });
       await adjust(t, { itemId: kg.id, locationId: f.location.id, qtyDelta: 0.001 });
-      expect(await onHand(t, g.id, f.location.id)).toBe(0.01);
-      expect(await onHand(t, f.item.id, f.location.id)).toBe(0);
-      expect((await t.get('/v1/inventory/transactions').expect(200)).body.count).toBe(2);
+      expect(await onHand(t, g.id, f.location.id)).toBe(5.01);
+      expect(await onHand(t, kg.id, f.location.id)).toBe(5.001);
+      expect(await onHand(t, f.item.id, f.location.id)).toBe(5);
+      expect((await t.get('/v1/inventory/transactions').expect(200)).body.count).toBe(5);
     });
   });
 

@@ -75,6 +75,23 @@ describe('reservation expiry', () => {
     expect(facility.id).not.toBe(other.facility.id);
   });
 
+  it('an outbound adjustment releases an expired hold at its position even when the stock would suffice without it', async () => {
+    const g = await tenantWithStock(ctx, { qty: 10, locations: 1 });
+    const r = (await g.t.post('/v1/inventory/reservations', { itemId: g.item.id, facilityId: g.facility.id, qty: 3, expiresAt: new Date(Date.now() + 800).toISOString() }).expect(201)).body.data;
+    await sleep(1000);
+    // (10 on hand, 3 still reserved by the lapsed hold: −1 fits either way; the posting releases the hold as it passes)
+    await adjust(g.t, { itemId: g.item.id, locationId: g.location.id, qtyDelta: -1 });
+    expect(await row(r.id)).toMatchObject({ status: 'released' });
+    const [position] = await sql(`SELECT qty_available_on_hand::float AS on_hand, qty_reserved::float AS reserved FROM inventory_positions WHERE tenant_id = $1`, [g.t.tenantId]);
+    expect(position).toEqual({ on_hand: 9, reserved: 0 });
+    // inbound postings leave it to the job
+    const s = (await g.t.post('/v1/inventory/reservations', { itemId: g.item.id, facilityId: g.facility.id, qty: 2, expiresAt: new Date(Date.now() + 800).toISOString() }).expect(201)).body.data;
+    await sleep(1000);
+    await adjust(g.t, { itemId: g.item.id, locationId: g.location.id, qtyDelta: 1 });
+    expect(await row(s.id)).toMatchObject({ status: 'open' });
+    expect(await verifyLedger(sql, g.t.tenantId)).toEqual([]);
+  });
+
   it('the job releases expired reservations of every tenant, once, and leaves live ones', async () => {
     const one = await expiredAllocated(4);
     const two = await expiredAllocated(3);

@@ -110,6 +110,48 @@ describe('postings that lose a race for their counter rows', () => {
     expect(await stockOf(t.tenantId)).toEqual({ balance: 4, position: 4, lines: 2, total: 4 });
   });
 
+  it('a single-line posting that reads a shortage without a lock looks again with the rows locked: it waits for a release in flight and passes', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
+    const held = (await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 5 }).expect(201)).body.data;
+    // a release of the hold, written but not committed
+    let commit!: () => void;
+    const gate = new Promise<void>((r) => (commit = r));
+    let released!: () => void;
+    const written = new Promise<void>((r) => (released = r));
+    const release = asTenant(t.tenantId, async () => {
+      await ledger.release(held.id, 'released');
+      released();
+      await gate;
+    });
+    await written;
+    // the committed counters say all 5 are reserved: read without a lock that is a shortage
+    const posting = asTenant(t.tenantId, () =>
+      ledger.post({ type: 'adjustment', reason: 'after the release', lines: [{ itemId: f.item.id, locationId: f.location.id, qty: '-5' }] }),
+    );
+    // run again with locks: the look-up now waits for the position the release holds
+    await waitingOnLock('WITH i AS');
+    commit();
+    await release;
+    expect((await posting).lines).toEqual([expect.objectContaining({ qtyDelta: -5 })]);
+    expect(await stockOf(t.tenantId)).toEqual({ balance: 0, position: 0, lines: 2, total: 0 });
+  });
+
+  it('ids the full way would not find as written (capitals) and an empty status go the full way', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
+    const post = (line: Record<string, unknown>) =>
+      asTenant(t.tenantId, () =>
+        ledger.post({ type: 'adjustment', reason: 'ids', last: true, startsWork: true, lines: [{ itemId: f.item.id, locationId: f.location.id, qty: '1', ...line }] }),
+      ).then((tx) => tx.lines[0], (e: { status?: number }) => e.status);
+    expect(await post({ itemId: f.item.id.toUpperCase() })).toBe(404);
+    expect(await post({ locationId: f.location.id.toUpperCase() })).toBe(404);
+    expect(await post({ statusId: '' })).toMatchObject({ statusId: f.status('AVAILABLE'), qtyDelta: 1 });
+    expect(await stockOf(t.tenantId)).toEqual({ balance: 6, position: 6, lines: 2, total: 6 });
+  });
+
   it('waiting for its balance, an adjustment holds neither the position nor the tenant\'s TX number (the lock order, within its one statement)', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);

@@ -1,7 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { constraintOf } from '../../common/errors';
-import { UUID_PATTERN } from '../../common/uuid';
 import { GENERIC, prepared } from '../../database/prepared';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
 import { nextNumberSql } from '../../documents/numbering';
@@ -11,6 +10,9 @@ import { COUNTER_CONSTRAINTS } from './counters';
 import { LAPSED } from './lapsed';
 import { isIssue, Posting, PostingLine } from './posting';
 import { LineRow, TransactionRow, transactionView, TransactionView } from './views';
+
+/** A UUID as PostgreSQL prints it: lower-case. */
+const DB_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 type DirectRow = TransactionRow & { item_id: string; location_id: string; status_id: string };
 
@@ -46,7 +48,8 @@ export class DirectPostings {
     if (!posting.last || posting.lines.length !== 1 || !this.uow.optimistic) return false;
     const [line] = posting.lines;
     if (isIssue(line) || line.lotId || line.lotNo || line.expiryDate || line.serialNos?.length || line.pickSerials) return false;
-    if (!UUID_PATTERN.test(line.itemId) || !UUID_PATTERN.test(line.locationId) || (line.statusId && !UUID_PATTERN.test(line.statusId))) return false;
+    // Ids as the database prints them (the full way compares them as strings); anything else goes the full way.
+    if (!DB_UUID.test(line.itemId) || !DB_UUID.test(line.locationId) || (line.statusId != null && !DB_UUID.test(line.statusId))) return false;
     try {
       const q = toQty(line.qty);
       return q.isFinite() && !q.isZero();
