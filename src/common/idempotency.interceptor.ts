@@ -61,7 +61,7 @@ async function takeKey(
  * - a request that fails rolls back, key included; IdempotencyFailures (called by UnitOfWorkInterceptor)
  *   then stores its error response under the key in a transaction of its own;
  * - a row older than 24 h is taken over by the same statement, so an expired key counts as new;
- * - the response's UPDATE leaves with the COMMIT (UnitOfWork.finishWith): with the key, a posting is 4 writes.
+ * - the response's UPDATE leaves with the COMMIT (UnitOfWork.finishWith): with the key, an adjustment is 3 writes.
  * Responses are stored as `json` (the exact text sent), so a replay is byte for byte the original.
  */
 @Injectable()
