@@ -98,8 +98,9 @@ export class Counters {
    * statement here. Read without a lock (an optimistic posting): when the change is one balance and its
    * position, both read, it is checked against what was read and written unlocked — the write's
    * statement locks them only for its own run and the COMMIT, and the CHECK constraints refuse a change
-   * that a concurrent one has made short (the caller retries the unit of work with locks:
-   * `CounterWrite.optimistic`). Any other change locks its rows here as usual.
+   * that a concurrent one has made short (the caller turns that into a LostRace: `CounterWrite.optimistic`);
+   * a shortage in what was read is a LostRace at once. Either way the unit of work runs again, locking
+   * first. Any other change locks its rows here as usual.
    */
   async check(deltas: BalanceDelta[], available: (statusId: string) => boolean, extra: PositionDelta[] = [], known?: CounterRows): Promise<CounterWrite | undefined> {
     const balances = mergeBalances(deltas);
