@@ -11,7 +11,7 @@ import { num, numOrNull, qty as toQty, sql } from '../../documents/quantity';
 import { CatalogRefs } from '../../documents/references';
 import { checkLot } from '../../documents/tracking';
 import { UomConversion } from '../../documents/uom-conversion';
-import { balanceKey } from '../ledger/counters';
+import { balanceKey } from '../ledger/counter-changes';
 import { LedgerService } from '../ledger/ledger.service';
 import { PostingLine } from '../ledger/posting';
 import { CountLinesDto, CountSessionQuery, CountStatus, CreateCountSessionDto } from './dto/count-session.dto';

@@ -1,48 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
-import { ErrorDetail, insufficientStock } from '../../common/errors';
 import { GENERIC, prepared } from '../../database/prepared';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
-import { Qty, qty as toQty, sql } from '../../documents/quantity';
+import { qty as toQty, sql } from '../../documents/quantity';
 import type { SqlRider } from '../../documents/references';
-
-/** The key of a balance: (item, location, lot, status); the facility rides along. */
-export interface BalanceKey {
-  itemId: string;
-  facilityId: string;
-  locationId: string;
-  lotId: string | null;
-  statusId: string;
-}
-
-/** A change of one balance; `detail` explains a shortage of it (requested, available) for the 409. */
-export interface BalanceDelta extends BalanceKey {
-  onHand: Decimal;
-  allocated: Decimal;
-  detail?: (requested: Decimal, available: Decimal) => ErrorDetail;
-}
-
-/** A change of one (item, facility) position: available on hand, allocated, open reserved. */
-export interface PositionDelta {
-  itemId: string;
-  facilityId: string;
-  onHand?: Decimal;
-  allocated?: Decimal;
-  reserved?: Decimal;
-  detail?: (requested: Decimal, available: Decimal) => ErrorDetail;
-}
-
-/**
- * THE lock order of counter rows, used by every writer: balances by (item, location, lot — none
- * first —, status), then positions by (item, facility). The strings sort as PostgreSQL sorts the uuids,
- * so SQL that locks balances orders them the same way (`BALANCE_ORDER`).
- */
-export const balanceKey = (k: { itemId: string; locationId: string; lotId: string | null; statusId: string }) =>
-  [k.itemId, k.locationId, k.lotId ?? '', k.statusId].join('|');
-export const positionKey = (k: { itemId: string; facilityId: string }) => `${k.itemId}|${k.facilityId}`;
-export const BALANCE_ORDER = 'b.item_id, b.location_id, b.lot_id NULLS FIRST, b.status_id';
-
-const zero = new Qty(0);
+import {
+  BALANCE_ORDER, BalanceDelta, BalanceKey, balanceKey, balanceShortage, mergeBalances, mergePositions, PositionDelta, positionKey, PositionRow, positionShortage, shortage, sortBy,
+} from './counter-changes';
 
 interface BalanceRow {
   id: string;
@@ -56,7 +20,7 @@ interface BalanceRow {
 
 /**
  * Balance and position counters. Every change: the rows are created at zero when missing and locked,
- * in one statement per table, in the lock order above; the change is checked against the locked values
+ * in one statement per table, in the lock order (counter-changes.ts); the change is checked against the locked values
  * (a shortage is a 409 naming each short key); then applied as an atomic `x = x + delta`. The CHECK
  * constraints stay the last word (constraint map → 409 insufficient_stock) should anything slip past.
  * No savepoints: nothing is written before the check passes.
@@ -317,92 +281,6 @@ const LOCK_POSITIONS = `INSERT INTO inventory_positions AS p (tenant_id, item_id
 
 const balanceParams = (keys: BalanceKey[]) => (['itemId', 'facilityId', 'locationId', 'lotId', 'statusId'] as const).map((f) => keys.map((k) => k[f]));
 
-interface PositionRow {
-  onHand: Decimal;
-  allocated: Decimal;
-  reserved: Decimal;
-}
-
-type MergedPosition = Required<Omit<PositionDelta, 'detail'>> & Pick<PositionDelta, 'detail'>;
-
-const sortBy = <T>(xs: T[], key: (x: T) => string): T[] =>
-  [...new Map(xs.map((x) => [key(x), x])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, x]) => x);
-
-/** Balance deltas summed per key, in lock order, without the ones that change nothing. */
-function mergeBalances(deltas: BalanceDelta[]): BalanceDelta[] {
-  const merged = new Map<string, BalanceDelta>();
-  for (const d of deltas) {
-    const e = merged.get(balanceKey(d));
-    merged.set(balanceKey(d), e ? { ...e, onHand: e.onHand.plus(d.onHand), allocated: e.allocated.plus(d.allocated), detail: e.detail ?? d.detail } : d);
-  }
-  return sortBy([...merged.values()], balanceKey).filter((d) => !d.onHand.isZero() || !d.allocated.isZero());
-}
-
-/** Position deltas summed per key, in lock order, without the ones that change nothing. */
-function mergePositions(deltas: PositionDelta[]): MergedPosition[] {
-  const merged = new Map<string, MergedPosition>();
-  for (const d of deltas) {
-    const e = merged.get(positionKey(d)) ?? { itemId: d.itemId, facilityId: d.facilityId, onHand: zero, allocated: zero, reserved: zero, detail: d.detail };
-    merged.set(positionKey(d), {
-      ...e,
-      onHand: e.onHand.plus(d.onHand ?? zero),
-      allocated: e.allocated.plus(d.allocated ?? zero),
-      reserved: e.reserved.plus(d.reserved ?? zero),
-      detail: e.detail ?? d.detail,
-    });
-  }
-  return sortBy([...merged.values()], positionKey).filter((p) => !p.onHand.isZero() || !p.allocated.isZero() || !p.reserved.isZero());
-}
-
-/** The shortage a balance change would cause (what the CHECKs would refuse), or none. */
-function balanceShortage(d: BalanceDelta, row: { onHand: Decimal; allocated: Decimal }): ErrorDetail[] {
-  const onHand = row.onHand.plus(d.onHand);
-  const allocated = row.allocated.plus(d.allocated);
-  if (!onHand.lt(0) && !allocated.lt(0) && !allocated.gt(onHand)) return [];
-  // Taking stock out may use the line's own allocation as well as the free quantity; allocating asks
-  // for free quantity only.
-  const free = row.onHand.minus(row.allocated);
-  const out = d.onHand.lt(0);
-  const requested = out ? d.onHand.abs() : d.allocated.abs();
-  const available = Decimal.max(out ? free.plus(Decimal.max(d.allocated.negated(), 0)) : free, 0);
-  return [describe(d, requested, available)];
-}
-
-/** The shortage a position change would cause: allocated + reserved may never exceed available on hand. */
-function positionShortage(p: MergedPosition, row: PositionRow): ErrorDetail[] {
-  const onHand = row.onHand.plus(p.onHand);
-  const allocated = row.allocated.plus(p.allocated);
-  const reserved = row.reserved.plus(p.reserved);
-  if (!onHand.lt(0) && !allocated.lt(0) && !reserved.lt(0) && !allocated.plus(reserved).gt(onHand)) return [];
-  const atp = row.onHand.minus(row.allocated).minus(row.reserved);
-  // What the change asks of available-to-promise: stock taken out (less what it issues from its own
-  // allocations) or newly reserved.
-  const out = p.onHand.lt(0);
-  const requested = out ? p.onHand.abs() : p.reserved;
-  const available = Decimal.max(out ? atp.plus(p.allocated.abs()) : atp, 0);
-  const detail = p.detail?.(requested, available) ?? { itemId: p.itemId, facilityId: p.facilityId, requested: requested.toNumber(), available: available.toNumber() };
-  return [{
-    ...detail,
-    message: out
-      ? 'would leave the facility with less available stock than it has allocated and reserved; release holds first'
-      : 'exceeds the available-to-promise quantity',
-  }];
-}
-
-function describe(d: BalanceDelta, requested: Decimal, available: Decimal): ErrorDetail {
-  return d.detail
-    ? d.detail(requested, available)
-    : { message: 'not enough stock', itemId: d.itemId, locationId: d.locationId, lotId: d.lotId, statusId: d.statusId, requested: requested.toNumber(), available: available.toNumber() };
-}
-
-/** 409 insufficient_stock naming every short key; the message names the first. */
-export function shortage(details: ErrorDetail[]) {
-  const first = details[0];
-  return insufficientStock(
-    first ? `Insufficient stock${first.itemNo ? ` of ${first.itemNo}` : ''}: requested ${first.requested}, available ${first.available}` : 'Insufficient stock',
-    details,
-  );
-}
 
 /**
  * CTEs that apply checked deltas to locked balances (by id) and positions (by key): $1 is the tenant,

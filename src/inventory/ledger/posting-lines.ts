@@ -5,7 +5,8 @@ import { UUID_PATTERN } from '../../common/uuid';
 import { qty as toQty } from '../../documents/quantity';
 import { at, CatalogRefs, ItemRef, LocationRef, StatusRef } from '../../documents/references';
 import { checkBaseDecimals, checkLot, checkSerials } from '../../documents/tracking';
-import { Counters, CounterRows, shortage } from './counters';
+import { shortage } from './counter-changes';
+import { CounterRows, Counters } from './counters';
 import { FoundLot, Lots } from './lots';
 import { PostingLine } from './posting';
 

@@ -3,7 +3,7 @@ import { AppError, invalidField } from '../../common/errors';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { qty as toQty } from '../../documents/quantity';
 import { at } from '../../documents/references';
-import { shortage } from './counters';
+import { shortage } from './counter-changes';
 import { lineDetail, ResolvedLine } from './posting-lines';
 
 /** Serial numbers follow their units: inbound lines put serials in stock, outbound lines take them out. */
