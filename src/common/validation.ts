@@ -63,6 +63,7 @@ export class AppValidationPipe implements PipeTransform {
       const limits = isDto(metadata) ? arrayLimitErrors(value, metadata.metatype as Class) : [];
       const details = limits.length ? limits : bodyStructureErrors(value);
       if (details.length) throw invalidBody(details);
+      if (isDto(metadata)) nullsAsAbsent(value, metadata.metatype as Class);
     }
     return (metadata.type === 'query' ? this.query : this.body).transform(value, metadata);
   }
@@ -103,6 +104,51 @@ export function arrayLimitErrors(value: unknown, type: Class, path = '', depth =
   }
   return found;
 }
+
+/**
+ * JSON `null` in a field that is optional and not nullable is the field left out (CONTRACT §1): the key
+ * is removed before validation, at any depth of nested DTOs. A nullable field (`nullable: true` in its
+ * OpenAPI property: `null` clears it) keeps its null, and a required one keeps it too, so its validators
+ * refuse it (400 naming the field). Optional means `required: false` in the OpenAPI property or a
+ * conditional validator (`@IsOptional()`, `IsOptionalNonNull()`). Runs on a body that passed `bodyStructureErrors` (bounded depth and size).
+ */
+export function nullsAsAbsent(value: unknown, type: Class, depth = 0): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || depth > MAX_BODY_DEPTH) return;
+  const body = value as Record<string, unknown>;
+  const optional = optionalFields(type);
+  for (const key of Object.keys(body)) {
+    const v = body[key];
+    if (v === null) {
+      if (optional.has(key)) delete body[key];
+      continue;
+    }
+    const nested = defaultMetadataStorage.findTypeMetadata(type, key)?.typeFunction() as Class | undefined;
+    if (!nested) continue;
+    for (const e of Array.isArray(v) ? v : [v]) nullsAsAbsent(e, nested, depth + 1);
+  }
+}
+
+const OPTIONAL_FIELDS = new WeakMap<Class, Set<string>>();
+
+/** The optional, non-nullable properties of a DTO class (computed once per class). */
+function optionalFields(type: Class): Set<string> {
+  let fields = OPTIONAL_FIELDS.get(type);
+  if (fields) return fields;
+  fields = new Set<string>();
+  const conditional = new Set(getMetadataStorage().getTargetValidationMetadatas(type, '', true, false).filter((m) => m.type === 'conditionalValidation').map((m) => m.propertyName));
+  const names = new Set<string>([...conditional, ...((Reflect.getMetadata(API_PROPERTIES, type.prototype) as string[] | undefined) ?? []).map((k) => k.slice(1))]);
+  for (const name of names) {
+    const api = Reflect.getMetadata(API_PROPERTY, type.prototype, name) as { required?: boolean; nullable?: boolean } | undefined;
+    if (api?.nullable) continue;
+    if (api?.required === false || conditional.has(name)) fields.add(name);
+  }
+  OPTIONAL_FIELDS.set(type, fields);
+  return fields;
+}
+
+/** @nestjs/swagger's metadata keys: a class's property list, and one property's OpenAPI options. */
+const API_PROPERTIES = 'swagger/apiModelPropertiesArray';
+const API_PROPERTY = 'swagger/apiModelProperties';
 
 /** Keys that name or reach an object's prototype: refused in bodies so they can never pollute or slip past the whitelist. */
 const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);

@@ -79,7 +79,7 @@ export class GoodsReceiptsService {
     const items = await this.refs.items([...poLines.values()].map((l) => l.item_id));
     const locations = await this.refs.locations(dto.lines.map((l) => l.locationId).filter((x): x is string => !!x));
     const statuses = await this.refs.statuses();
-    const receiving = new Map<string, Decimal>();
+    const receiving = new Map<string, { qty: Decimal; base: Decimal }>();
     const postings: PostingLine[] = [];
     const rows: Array<{ poLine: PoLineRow; qty: Decimal; base: Decimal; locationId: string | null; statusId: string | null }> = [];
     for (const [i, line] of dto.lines.entries()) {
@@ -88,14 +88,22 @@ export class GoodsReceiptsService {
       if (!poLine) throw unknownReference(`${f}.poLineId`);
       const item = items.get(poLine.item_id)!;
       const qty = toQty(line.qty);
-      receiving.set(poLine.id, (receiving.get(poLine.id) ?? toQty(0)).plus(qty));
-      const base = await this.uoms.toBase(item, poLine.uom_id, line.qty, `${f}.qty`);
+      const converted = await this.uoms.toBase(item, poLine.uom_id, line.qty, `${f}.qty`);
+      // In base units a receipt never adds up to more than the line ordered: a partial one posts its
+      // quantity converted (rounded up) but at most what is left, and the one that completes the line
+      // posts exactly its rest (as a shipment completing a sales line does). Beyond the open quantity is
+      // refused below (over_receipt).
+      const before = receiving.get(poLine.id) ?? { qty: toQty(0), base: toQty(0) };
+      const baseLeft = Decimal.max(toQty(poLine.qty_ordered_base).minus(poLine.qty_received_base).minus(before.base), 0);
+      const base = before.qty.plus(qty).eq(toQty(poLine.qty_ordered).minus(poLine.qty_received)) ? baseLeft : Decimal.min(converted, baseLeft);
+      receiving.set(poLine.id, { qty: before.qty.plus(qty), base: before.base.plus(base) });
       if (item.kind === 'stock') {
         if (!line.locationId) throw invalidField(`${f}.locationId`, 'is required for a stock item');
         // Receiving finishes an approved order: an item or location deactivated since is not refused.
         this.refs.location(locations, line.locationId, `${f}.locationId`, 'committed', o.facility_id);
         const status = this.refs.status(statuses, line.statusId, `${f}.statusId`);
-        postings.push({
+        // A partial receipt whose rounded-up base quantities already cover the line's rest posts nothing more.
+        if (base.gt(0)) postings.push({
           itemId: item.id, locationId: line.locationId, statusId: status.id, qty: base,
           lotNo: line.lotNo ?? null, expiryDate: line.expiryDate ?? null, serialNos: line.serialNos ?? null, field: f,
         });
@@ -107,7 +115,7 @@ export class GoodsReceiptsService {
       rows.push({ poLine, qty, base, locationId: line.locationId ?? null, statusId });
     }
     const over: ErrorDetail[] = [];
-    for (const [poLineId, qty] of receiving) {
+    for (const [poLineId, { qty }] of receiving) {
       const l = poLines.get(poLineId)!;
       const open = toQty(l.qty_ordered).minus(l.qty_received);
       if (qty.gt(open)) over.push({ field: 'lines', poLineId, lineNo: l.line_no, itemId: l.item_id, requested: qty.toNumber(), open: open.toNumber(), message: 'exceeds the open quantity' });

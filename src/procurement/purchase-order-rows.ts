@@ -25,6 +25,7 @@ export interface PoLineRow {
   unit_price: string;
   qty_received: string;
   qty_ordered_base: string;
+  qty_received_base: string;
 }
 
 export const PO_COLUMNS = `id, po_no, supplier_id, facility_id, status, currency, to_char(order_date, 'YYYY-MM-DD') AS order_date,

@@ -177,7 +177,7 @@ export class PurchaseOrdersService {
   lines(ids: string[]): Promise<PoLineRow[]> {
     if (!ids.length) return Promise.resolve([]);
     return this.m.query(
-      `SELECT id, purchase_order_id, line_no, item_id, uom_id, qty_ordered, unit_price, qty_received, qty_ordered_base
+      `SELECT id, purchase_order_id, line_no, item_id, uom_id, qty_ordered, unit_price, qty_received, qty_ordered_base, qty_received_base
          FROM purchase_order_lines WHERE tenant_id = $1 AND purchase_order_id = ANY($2::uuid[]) ORDER BY purchase_order_id, line_no`,
       [this.uow.tenantId, ids],
     );

@@ -132,14 +132,16 @@ export class BomsService {
   }
 
   /**
-   * draft → active; the item's active version (if any) becomes obsolete. Activations of one item queue on
-   * its version counter row, so the second sees the first's result; the partial unique index
-   * `boms_one_active` is the database's last word. The cycle check runs again: other BOMs may have been
-   * activated since this one was written.
+   * draft → active; the item's active version (if any) becomes obsolete. The cycle check runs again: other
+   * BOMs may have been activated since this one was written. Activations of one tenant queue on one
+   * transaction-level advisory lock (taken after the BOM's row, released at COMMIT), so each one's cycle
+   * check sees every activation committed before it: two activations that together would close a cycle
+   * (A uses B, B uses A) cannot both pass, whatever the items. The partial unique index
+   * `boms_one_active` stays the database's last word on one active version per item.
    */
   async activate(id: string, ifMatch?: number): Promise<BomView> {
     const b = await this.store.lockFor('activate', id, ifMatch);
-    await this.m.query(`SELECT 1 FROM document_sequences WHERE tenant_id = $1 AND prefix = 'BOM:' || $2 FOR UPDATE`, [this.uow.tenantId, b.item_id]);
+    await this.m.query(`SELECT pg_advisory_xact_lock(hashtextextended('bom-activation:' || $1, 0))`, [this.uow.tenantId]);
     const components = await this.componentsOf([id]);
     await this.checkCycles(b.item_id, components.map((c) => ({ itemId: c.item_id, field: `components[${c.line_no - 1}].itemId` })));
     await this.m.query(

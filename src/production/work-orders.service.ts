@@ -175,10 +175,13 @@ export class WorkOrdersService {
       const scaled = roundUp(toQty(c.qty_required).times(done).div(planned), decimals);
       return { c, qty: Decimal.min(scaled, toQty(c.qty_required)) };
     });
-    // Issuing takes allocated stock: pin what is not yet allocated, earliest expiry first.
-    for (const { c } of issued) {
-      if ((await this.ledger.reservation(c.reservation_id!)).status === 'open') await this.ledger.allocate(c.reservation_id!);
-    }
+    // Issuing takes allocated stock: pin what is not yet allocated, earliest expiry first, for every
+    // component in one pass (the holds, then all their stock, in the ledger's lock order).
+    const holds = await this.ledger.lockedReservations(issued.map(({ c }) => c.reservation_id!));
+    await this.ledger.allocateAll(
+      holds.filter((h) => h.status === 'open').map((h) => ({ reservationId: h.id, field: `components[${issued.find(({ c }) => c.reservation_id === h.id)!.c.line_no - 1}]` })),
+      holds.map((h) => h.id),
+    );
     const txn = await this.ledger.post({
       type: 'production',
       sourceType: 'work_order',
@@ -190,7 +193,7 @@ export class WorkOrdersService {
         } satisfies PostingLine,
       ],
     });
-    for (const { c } of issued) await this.ledger.closeReservation(c.reservation_id!);
+    await this.ledger.closeReservations(issued.map(({ c }) => c.reservation_id!));
     await this.m.query(
       `UPDATE work_order_components c SET qty_issued = k.qty FROM unnest($3::uuid[], $4::numeric[]) AS k(id, qty)
         WHERE c.tenant_id = $1 AND c.work_order_id = $2 AND c.id = k.id`,
@@ -203,13 +206,8 @@ export class WorkOrdersService {
   /** draft|released → cancelled: the component reservations still holding are cancelled (freed). */
   async cancel(id: string, ifMatch?: number): Promise<WorkOrderView> {
     await this.store.lockFor('cancel', id, ifMatch);
-    const held: Array<{ id: string }> = await this.m.query(
-      `SELECT r.id FROM work_order_components c JOIN reservations r ON r.tenant_id = c.tenant_id AND r.id = c.reservation_id
-        WHERE c.tenant_id = $1 AND c.work_order_id = $2 AND r.status IN ('open', 'allocated') AND (r.expires_at IS NULL OR r.expires_at > now())
-        ORDER BY r.id`,
-      [this.uow.tenantId, id],
-    );
-    for (const r of held) await this.ledger.release(r.id, 'cancelled');
+    const components = await this.componentsOf([id]);
+    await this.ledger.releaseAll(components.flatMap((c) => (c.reservation_id ? [c.reservation_id] : [])), 'cancelled');
     await this.store.move(id, 'cancel');
     return this.get(id);
   }

@@ -187,16 +187,13 @@ export class SalesOrdersService {
   }
 
   /**
-   * → cancelled: every line's hold that still holds stock is cancelled (in the positions' lock order);
-   * what shipped stays shipped.
+   * → cancelled: every line's hold that still holds stock is cancelled, all in one lock pass; what
+   * shipped stays shipped.
    */
   async cancel(id: string, ifMatch?: number): Promise<SalesOrderView> {
     await this.store.lockFor('cancel', id, ifMatch);
     const lines = await this.linesOf([id]);
-    const holds: ReservationView[] = [];
-    for (const l of lines) if (l.reservation_id) holds.push(await this.ledger.reservation(l.reservation_id));
-    holds.sort(byPosition);
-    for (const h of holds) if (HOLDING.includes(h.status)) await this.ledger.release(h.id, 'cancelled');
+    await this.ledger.releaseAll(lines.flatMap((l) => (l.reservation_id ? [l.reservation_id] : [])), 'cancelled');
     await this.store.move(id, 'cancel');
     return this.get(id);
   }

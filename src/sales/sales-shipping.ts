@@ -6,8 +6,9 @@ import { CatalogRefs, ItemRef } from '../documents/references';
 import { checkLotOfItem } from '../documents/tracking';
 import { UomConversion } from '../documents/uom-conversion';
 import { LedgerService } from '../inventory/ledger/ledger.service';
+import { AllocationRequest } from '../inventory/ledger/allocations';
 import { ReservationView } from '../inventory/ledger/views';
-import { byPosition, HOLDING, SoLineRow, SoRow } from './sales-order-rows';
+import { HOLDING, SoLineRow, SoRow } from './sales-order-rows';
 import { ShipLineDto } from './sales.dto';
 
 /** What one ship call takes from one order line: in the line's UOM and in base units. */
@@ -94,16 +95,22 @@ export class SalesShipping {
   /**
    * Allocates what the holds do not yet cover: at the line's location (and lot) when given, else the
    * hold's whole unallocated rest automatically. Planned over this call's lines in order, so several
-   * lines of one hold add up; the posting then checks every issue exactly.
+   * lines of one hold add up; the posting then checks every issue exactly. The holds are locked first
+   * (id order), and every allocation of the call is made in one pass that also locks the stock of the
+   * holds that need none (LedgerService.allocateAll): the whole shipment takes its rows in the ledger's
+   * one lock order, whatever the order of its lines.
    */
   async allocateFor(shipping: Shipping[]): Promise<Map<string, ReservationView>> {
+    const ids = [...new Set(shipping.filter((s) => s.line.reservation_id && s.base.gt(0)).map((s) => s.line.reservation_id!))];
+    const views = new Map((await this.ledger.lockedReservations(ids)).map((v) => [v.id, v]));
     const holds = new Map<string, HoldLeft>();
+    const requests: AllocationRequest[] = [];
     for (const s of shipping) {
       const id = s.line.reservation_id;
       if (!id || !s.base.gt(0)) continue;
       let h = holds.get(id);
       if (!h) {
-        const view = await this.ledger.reservation(id);
+        const view = views.get(id)!;
         // A hold that no longer holds is left to the posting, which refuses it naming its state.
         if (!HOLDING.includes(view.status)) continue;
         h = {
@@ -119,11 +126,11 @@ export class SalesShipping {
       if (missing.gt(0)) {
         if (s.locationId) {
           if (s.item.lotTracked && !s.lotId) throw invalidField(`${s.field}.lotId`, `is required to ship ${s.item.itemNo} from a location it is not yet allocated at: it is lot-tracked`);
-          await this.allocate(s, [{ locationId: s.locationId, lotId: s.lotId ?? null, qty: missing }]);
+          requests.push({ reservationId: id, pins: [{ locationId: s.locationId, lotId: s.lotId ?? null, qty: missing }], field: s.field });
           h.allocations.push({ locationId: s.locationId, lotId: s.lotId ?? null, qty: missing });
           h.unallocated = h.unallocated.minus(missing);
         } else {
-          await this.allocate(s);
+          requests.push({ reservationId: id, field: s.field });
           h.allocations.push({ locationId: null, lotId: null, qty: h.unallocated, anywhere: true });
           h.unallocated = toQty(0);
         }
@@ -137,18 +144,8 @@ export class SalesShipping {
         left = left.minus(take);
       }
     }
+    await this.ledger.allocateAll(requests, [...holds.keys()]);
     return new Map([...holds].map(([id, h]) => [id, h.view]));
-  }
-
-  /** A ledger allocation for a ship line, its errors pointing at that line. */
-  private async allocate(s: Shipping, pins?: Array<{ locationId: string; lotId: string | null; qty: Decimal }>): Promise<void> {
-    try {
-      await this.ledger.allocate(s.line.reservation_id!, pins);
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      const field = (d: ErrorDetail) => `${s.field}.${d.field === 'allocations' ? 'qty' : (d.field ?? 'qty').split('.').pop()}`;
-      throw new AppError(err.status, err.code, err.message, err.details?.map((d) => ({ ...d, field: field(d) })));
-    }
   }
 
   /**
@@ -165,9 +162,8 @@ export class SalesShipping {
     const stillHolding = [...new Map(shipping.map((s) => [s.line.id, s.line])).values()]
       .filter((l) => l.reservation_id && holds.has(l.reservation_id) && toQty(l.qty_shipped).plus(shipped.get(l.id)!).gte(l.qty))
       .map((l) => holds.get(l.reservation_id!)!)
-      .filter((h) => toQty(h.qtyFulfilled).plus(issued.get(h.id)!).lt(h.qty))
-      .sort(byPosition);
-    for (const h of stillHolding) await this.ledger.closeReservation(h.id);
+      .filter((h) => toQty(h.qtyFulfilled).plus(issued.get(h.id)!).lt(h.qty));
+    await this.ledger.closeReservations(stillHolding.map((h) => h.id));
   }
 }
 

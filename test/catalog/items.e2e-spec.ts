@@ -165,7 +165,6 @@ describe('Items', () => {
       [{ name: 'x'.repeat(201) }, 'name'],
       [{ name: null }, 'name'],
       [{ itemKind: 'goods' }, 'itemKind'],
-      [{ itemKind: null }, 'itemKind'],
       [{ lotTracking: 'optional' }, 'lotTracking'],
       [{ serialTracking: true }, 'serialTracking'],
       [{ isActive: 'yes' }, 'isActive'],
@@ -184,6 +183,11 @@ describe('Items', () => {
       const res = await t.post('/v1/items', { itemNo: 'V', name: 'V', baseUomId: uom.EA, ...patch }).expect(400);
       expect(res.body.error).toBe('validation_failed');
       expect(fieldsOf(res.body)).toContain(field);
+    });
+
+    it('takes null in an optional field as the field left out: its default (CONTRACT §1)', async () => {
+      const res = await t.post('/v1/items', { itemNo: `N-${randomUUID().slice(0, 8)}`, name: 'n', baseUomId: uom.EA, itemKind: null, lotTracking: null, isActive: null, identifiers: null }).expect(201);
+      expect(res.body.data).toMatchObject({ itemKind: 'stock', lotTracking: 'none', isActive: true, identifiers: [] });
     });
 
     it.each([0, -1, 0.0000001, 1.5e-7, 1.1234567, '12', null])('rejects conversion factor %p', async (factor) => {
@@ -349,8 +353,9 @@ describe('Items', () => {
         await t.post('/v1/items', { itemNo: 'PV', name: 'p', baseUomId: uom.EA, uomConversions: [{ uomId: uom.BOX, factor: 6 }] }).expect(201)
       ).body.data;
 
-      const nulls = await t.patch(`/v1/items/${item.id}`, { itemNo: null, isActive: null, identifiers: null }).expect(400);
-      expect(nulls.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['itemNo', 'isActive', 'identifiers']));
+      // null in an optional field is the field left out (CONTRACT §1): nothing changes.
+      const nulls = await t.patch(`/v1/items/${item.id}`, { itemNo: null, isActive: null, identifiers: null }).expect(200);
+      expect(nulls.body.data).toMatchObject({ itemNo: 'PV', isActive: true, identifiers: [] });
       const nested = await t.patch(`/v1/items/${item.id}`, {
         identifiers: [[{ type: 'sku', value: 'N-1' }]],
         attributes: [[{ name: 'color', value: 'red' }]],

@@ -3,16 +3,45 @@ import Decimal from 'decimal.js';
 import { insufficientStock, invalidField } from '../../common/errors';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Qty, qty as toQty, sql, sum } from '../../documents/quantity';
-import { CatalogRefs, ItemRef } from '../../documents/references';
+import { CatalogRefs, ItemRef, LocationRef, LotRef, unique } from '../../documents/references';
 import { checkLotId } from '../../documents/tracking';
 import { FreeStock, planAllocation } from './allocation-planner';
-import { BALANCE_ORDER, BalanceDelta } from './counter-changes';
+import { BALANCE_ORDER, BalanceDelta, PositionDelta, positionKey } from './counter-changes';
 import { Counters } from './counters';
-import { Holds, positiveQty, statusOf } from './holds';
+import { Holds, positiveQty, RESERVATION, statusOf } from './holds';
 import { Pin } from './posting';
 import { ReservationRow } from './views';
 
+/** One reservation to allocate: the given pins, or (without) automatically everything it has unallocated. */
+export interface AllocationRequest {
+  reservationId: string;
+  pins?: Pin[];
+  /**
+   * Where errors point, e.g. `lines[3]` (a pin's fields become `lines[3].locationId`, `.lotId`, `.qty`).
+   * Unset: the reservation API's own fields (`allocations[i].…`, `qty`).
+   */
+  field?: string;
+}
+
+/** A balance of a position being allocated, locked for the unit of work. */
+interface StockRow {
+  id: string;
+  item_id: string;
+  facility_id: string;
+  location_id: string;
+  lot_id: string | null;
+  status_id: string;
+  status_code: string;
+  is_available: boolean;
+  location_code: string;
+  location_active: boolean;
+  free: string;
+  expiry: string | null;
+  lot_created_at: Date | null;
+}
+
 interface Pinned {
+  reservation: ReservationRow;
   balanceId: string;
   locationId: string;
   lotId: string | null;
@@ -25,6 +54,12 @@ interface Pinned {
  * Hard allocations: a reservation's unallocated quantity pinned to balances (Available statuses,
  * unallocated stock only), explicitly or — without pins — automatically by the planner (earliest
  * expiry first, then oldest lot, then location code).
+ *
+ * Set-based for a whole document: every reservation of the call is locked in one statement (id order),
+ * then every Available balance with stock of every (item, facility) they hold, in one statement in the
+ * balances' lock order, then the counters (balances, positions) in one statement. Two documents
+ * allocating the same items in opposite line order therefore queue on the first row they share
+ * instead of deadlocking, and a document of 1,000 lines costs a fixed number of statements.
  */
 @Injectable()
 export class Allocations {
@@ -39,92 +74,149 @@ export class Allocations {
     return this.uow.manager;
   }
 
-  async allocate(id: string, pins?: Pin[], ifMatch?: number): Promise<void> {
-    const [r] = await this.holds.lock([id], 'allocate', ifMatch);
-    const item = await this.refs.oneStockItem(r.item_id, 'itemId', 'committed');
-    await this.holds.releaseLapsed([{ itemId: r.item_id, facilityId: r.facility_id }]);
-    const remaining = toQty(r.qty).minus(r.qty_allocated).minus(r.qty_fulfilled);
-    const plan = pins?.length ? await this.explicit(r, item, pins, remaining) : await this.automatic(r, remaining);
-    const total = sum(plan.map((p) => p.qty));
-    if (total.isZero()) return;
-    // Balances gain allocated quantity (and so, Available statuses all, the position); reserved becomes allocated.
+  /**
+   * Allocates each request in order (several requests may name one reservation: they add up). `also`:
+   * further reservations of the same document whose stock the caller is about to issue; their
+   * balances are locked in the same pass, so the document takes all its rows in the one lock order.
+   * `ifMatch` applies to a single request's reservation.
+   */
+  async allocateAll(requests: AllocationRequest[], options: { ifMatch?: number; also?: string[] } = {}): Promise<void> {
+    if (!requests.length) return;
+    const ids = unique([...requests.map((r) => r.reservationId), ...(options.also ?? [])]);
+    const locked = await this.holds.lock(ids, undefined, requests.length === 1 ? options.ifMatch : undefined);
+    const rows = new Map(locked.map((r) => [r.id, r]));
+    for (const req of requests) {
+      const r = rows.get(req.reservationId)!;
+      RESERVATION.check('allocate', r.status, r.reservation_no);
+    }
+    const items = await this.refs.items(locked.map((r) => r.item_id));
+    const positions = [...new Map(locked.map((r) => [positionKey({ itemId: r.item_id, facilityId: r.facility_id }), { itemId: r.item_id, facilityId: r.facility_id }])).values()];
+    await this.holds.releaseLapsed(positions);
+    const stock = await this.lockStock(positions);
+    const pinned = requests.flatMap((req) => req.pins ?? []);
+    const locations = pinned.length ? await this.refs.locations(pinned.map((p) => p.locationId)) : new Map<string, LocationRef>();
+    const lots = pinned.some((p) => p.lotId) ? await this.refs.lots(pinned.flatMap((p) => (p.lotId ? [p.lotId] : []))) : [];
+
+    // What each reservation still has unallocated, and each balance still has free, as this call plans.
+    const remaining = new Map(locked.map((r) => [r.id, toQty(r.qty).minus(r.qty_allocated).minus(r.qty_fulfilled)]));
+    const free = new Map(stock.map((b) => [b.id, toQty(b.free)]));
+    const plan: Pinned[] = [];
+    for (const req of requests) {
+      const r = rows.get(req.reservationId)!;
+      const item = this.refs.stockItem(items, r.item_id, req.field ? `${req.field}.itemId` : 'itemId', 'committed');
+      const left = remaining.get(r.id)!;
+      const takes = req.pins?.length ? this.explicit(req, r, item, stock, free, locations, lots, left) : this.automatic(req, r, stock, free, left);
+      for (const t of takes) free.set(t.balanceId, free.get(t.balanceId)!.minus(t.qty));
+      remaining.set(r.id, left.minus(sum(takes.map((t) => t.qty))));
+      plan.push(...takes);
+    }
+    if (!plan.length) return;
+
+    // Balances gain allocated quantity (and so, Available statuses all, the positions); reserved becomes allocated.
+    const reserved = new Map<string, PositionDelta>();
+    for (const p of plan) {
+      const key = positionKey({ itemId: p.reservation.item_id, facilityId: p.reservation.facility_id });
+      const d = reserved.get(key) ?? { itemId: p.reservation.item_id, facilityId: p.reservation.facility_id, reserved: new Qty(0) };
+      d.reserved = toQty(d.reserved!).minus(p.qty);
+      reserved.set(key, d);
+    }
     await this.counters.apply(
-      plan.map((p): BalanceDelta => ({
-        itemId: item.id, facilityId: r.facility_id, locationId: p.locationId, lotId: p.lotId, statusId: p.statusId,
-        onHand: new Qty(0), allocated: p.qty,
-        detail: (requested, available) => ({ field: p.field, message: 'not enough unallocated stock', itemId: item.id, itemNo: item.itemNo, locationId: p.locationId, lotId: p.lotId, requested: requested.toNumber(), available: available.toNumber() }),
-      })),
+      plan.map((p): BalanceDelta => {
+        const item = items.get(p.reservation.item_id)!;
+        return {
+          itemId: item.id, facilityId: p.reservation.facility_id, locationId: p.locationId, lotId: p.lotId, statusId: p.statusId,
+          onHand: new Qty(0), allocated: p.qty,
+          detail: (requested, available) => ({ field: p.field, message: 'not enough unallocated stock', itemId: item.id, itemNo: item.itemNo, locationId: p.locationId, lotId: p.lotId, requested: requested.toNumber(), available: available.toNumber() }),
+        };
+      }),
       () => true,
-      [{ itemId: r.item_id, facilityId: r.facility_id, reserved: total.negated() }],
+      [...reserved.values()],
     );
     await this.m.query(
       `INSERT INTO allocations (tenant_id, id, reservation_id, balance_id, item_id, location_id, lot_id, qty, status)
-       SELECT $1, gen_random_uuid(), $2, k.balance_id, $3, k.location_id, k.lot_id, k.qty, 'active'
-         FROM unnest($4::uuid[], $5::uuid[], $6::uuid[], $7::numeric[]) AS k(balance_id, location_id, lot_id, qty)`,
-      [this.uow.tenantId, id, r.item_id, plan.map((p) => p.balanceId), plan.map((p) => p.locationId), plan.map((p) => p.lotId), plan.map((p) => sql(p.qty))],
+       SELECT $1, gen_random_uuid(), k.reservation_id, k.balance_id, k.item_id, k.location_id, k.lot_id, k.qty, 'active'
+         FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[], $7::numeric[]) AS k(reservation_id, balance_id, item_id, location_id, lot_id, qty)`,
+      [this.uow.tenantId, plan.map((p) => p.reservation.id), plan.map((p) => p.balanceId), plan.map((p) => p.reservation.item_id), plan.map((p) => p.locationId),
+        plan.map((p) => p.lotId), plan.map((p) => sql(p.qty))],
     );
-    const allocated = toQty(r.qty_allocated).plus(total);
+    const changed = locked.filter((r) => !remaining.get(r.id)!.eq(toQty(r.qty).minus(r.qty_allocated).minus(r.qty_fulfilled)));
+    const allocated = (r: ReservationRow) => toQty(r.qty).minus(r.qty_fulfilled).minus(remaining.get(r.id)!);
     await this.m.query(
-      `UPDATE reservations SET qty_allocated = $3, status = $4, version = version + 1, updated_by = $5, updated_at = now()
-        WHERE tenant_id = $1 AND id = $2`,
-      [this.uow.tenantId, id, sql(allocated), statusOf(toQty(r.qty), allocated, toQty(r.qty_fulfilled)), this.uow.userId],
+      `UPDATE reservations r SET qty_allocated = k.allocated, status = k.status, version = r.version + 1, updated_by = $5, updated_at = now()
+         FROM unnest($2::uuid[], $3::numeric[], $4::text[]) AS k(id, allocated, status)
+        WHERE r.tenant_id = $1 AND r.id = k.id`,
+      [this.uow.tenantId, changed.map((r) => r.id), changed.map((r) => sql(allocated(r))),
+        changed.map((r) => statusOf(toQty(r.qty), allocated(r), toQty(r.qty_fulfilled))), this.uow.userId],
     );
   }
 
-  /** Each pin: a location of the reservation's facility, the item's lot rule, an Available balance there (one query for all pins). */
-  private async explicit(r: ReservationRow, item: ItemRef, pins: Pin[], remaining: Decimal): Promise<Pinned[]> {
-    const locations = await this.refs.locations(pins.map((p) => p.locationId));
-    const lots = await this.refs.lots(pins.flatMap((p) => (p.lotId ? [p.lotId] : [])));
-    const balances: Array<{ id: string; location_id: string; lot_id: string | null; status_id: string; code: string; free: string }> = await this.m.query(
-      `SELECT b.id, b.location_id, b.lot_id, b.status_id, s.code, b.qty_on_hand - b.qty_allocated AS free
-         FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
-        WHERE b.tenant_id = $1 AND b.item_id = $2 AND b.location_id = ANY($3::uuid[])`,
-      [this.uow.tenantId, item.id, pins.map((p) => p.locationId)],
+  /**
+   * Every Available balance holding stock of the positions, locked in the balances' lock order in one
+   * statement, with what the planner needs (location code and state, lot expiry and age).
+   */
+  private lockStock(positions: Array<{ itemId: string; facilityId: string }>): Promise<StockRow[]> {
+    return this.m.query(
+      `WITH locked AS (
+         SELECT b.id, b.item_id, b.facility_id, b.location_id, b.lot_id, b.status_id, s.code AS status_code, s.is_available,
+                b.qty_on_hand - b.qty_allocated AS free
+           FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
+          WHERE b.tenant_id = $1 AND (b.item_id, b.facility_id) IN (SELECT * FROM unnest($2::uuid[], $3::uuid[])) AND b.qty_on_hand > 0
+          ORDER BY ${BALANCE_ORDER}
+            FOR UPDATE OF b)
+       SELECT k.*, l.code AS location_code, l.is_active AS location_active, to_char(t.expiry_date, 'YYYY-MM-DD') AS expiry, t.created_at AS lot_created_at
+         FROM locked k
+         JOIN locations l ON l.tenant_id = $1 AND l.id = k.location_id
+         LEFT JOIN lots t ON t.tenant_id = $1 AND t.id = k.lot_id`,
+      [this.uow.tenantId, positions.map((p) => p.itemId), positions.map((p) => p.facilityId)],
     );
-    const plan = pins.map((pin, i): Pinned => {
-      const field = `allocations[${i}]`;
+  }
+
+  /** Each pin: a location of the reservation's facility, the item's lot rule, an Available balance there with stock. */
+  private explicit(
+    req: AllocationRequest, r: ReservationRow, item: ItemRef, stock: StockRow[], free: Map<string, Decimal>,
+    locations: Map<string, LocationRef>, lots: LotRef[], remaining: Decimal,
+  ): Pinned[] {
+    const fieldOf = (i: number, key: string) => (req.field ? `${req.field}.${key}` : `allocations[${i}].${key}`);
+    const plan = req.pins!.map((pin, i): Pinned => {
       // Pinning stock to a location is new work there: an inactive location is refused.
-      const loc = this.refs.location(locations, pin.locationId, `${field}.locationId`, 'new', r.facility_id);
-      checkLotId(lots, pin.lotId, item, `${field}.lotId`);
-      const q = positiveQty(pin.qty, item, `${field}.qty`);
+      const loc = this.refs.location(locations, pin.locationId, fieldOf(i, 'locationId'), 'new', r.facility_id);
+      checkLotId(lots, pin.lotId, item, fieldOf(i, 'lotId'));
+      const q = positiveQty(pin.qty, item, fieldOf(i, 'qty'));
       // The balance with enough free stock first, then the AVAILABLE status, then by status code.
-      const [balance] = balances
-        .filter((b) => b.location_id === loc.id && b.lot_id === (pin.lotId ?? null))
-        .sort((a, b) => Number(toQty(b.free).gte(q)) - Number(toQty(a.free).gte(q)) || Number(b.code === 'AVAILABLE') - Number(a.code === 'AVAILABLE') || (a.code < b.code ? -1 : 1));
+      const [balance] = stock
+        .filter((b) => b.item_id === item.id && b.location_id === loc.id && b.lot_id === (pin.lotId ?? null))
+        .sort((a, b) => {
+          const [fa, fb] = [free.get(a.id)!.gte(q), free.get(b.id)!.gte(q)];
+          return Number(fb) - Number(fa) || Number(b.status_code === 'AVAILABLE') - Number(a.status_code === 'AVAILABLE') || (a.status_code < b.status_code ? -1 : 1);
+        });
       if (!balance)
         throw insufficientStock(`No available stock of ${item.itemNo} at ${loc.code}`, [
-          { field: `${field}.qty`, message: 'no available stock', itemId: item.id, locationId: loc.id, requested: q.toNumber(), available: 0 },
+          { field: fieldOf(i, 'qty'), message: 'no available stock', itemId: item.id, locationId: loc.id, requested: q.toNumber(), available: 0 },
         ]);
-      return { balanceId: balance.id, locationId: loc.id, lotId: pin.lotId ?? null, statusId: balance.status_id, qty: q, field: `${field}.qty` };
+      return { reservation: r, balanceId: balance.id, locationId: loc.id, lotId: pin.lotId ?? null, statusId: balance.status_id, qty: q, field: fieldOf(i, 'qty') };
     });
     const total = sum(plan.map((p) => p.qty));
-    if (total.greaterThan(remaining)) throw invalidField('allocations', `total ${total.toFixed()} exceeds the unallocated quantity ${remaining.toFixed()}`);
+    if (total.greaterThan(remaining)) throw invalidField(req.field ? `${req.field}.qty` : 'allocations', `total ${total.toFixed()} exceeds the unallocated quantity ${remaining.toFixed()}`);
     return plan;
   }
 
-  /** Free Available stock at the facility's active locations, locked in the balances' lock order, planned by the allocation planner. */
-  private async automatic(r: ReservationRow, remaining: Decimal): Promise<Pinned[]> {
-    const rows: Array<{ id: string; location_id: string; code: string; lot_id: string | null; status_id: string; free: string; expiry: string | null; lot_created_at: Date | null }> =
-      await this.m.query(
-        `WITH locked AS (
-           SELECT b.id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand - b.qty_allocated AS free
-             FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
-            WHERE b.tenant_id = $1 AND b.item_id = $2 AND b.facility_id = $3 AND b.qty_on_hand > b.qty_allocated
-            ORDER BY ${BALANCE_ORDER}
-              FOR UPDATE OF b)
-         SELECT k.*, l.code, to_char(t.expiry_date, 'YYYY-MM-DD') AS expiry, t.created_at AS lot_created_at FROM locked k
-           JOIN locations l ON l.tenant_id = $1 AND l.id = k.location_id AND l.is_active
-           LEFT JOIN lots t ON t.tenant_id = $1 AND t.id = k.lot_id`,
-        [this.uow.tenantId, r.item_id, r.facility_id],
-      );
-    const candidates = rows.map((c): FreeStock & { statusId: string } => ({
-      balanceId: c.id, locationId: c.location_id, locationCode: c.code, lotId: c.lot_id, expiryDate: c.expiry, lotCreatedAt: c.lot_created_at, free: c.free, statusId: c.status_id,
-    }));
+  /** Everything unallocated, from free Available stock at the facility's active locations (the planner's order). */
+  private automatic(req: AllocationRequest, r: ReservationRow, stock: StockRow[], free: Map<string, Decimal>, remaining: Decimal): Pinned[] {
+    if (!remaining.gt(0)) return [];
+    const candidates = stock
+      .filter((b) => b.item_id === r.item_id && b.facility_id === r.facility_id && b.location_active && free.get(b.id)!.gt(0))
+      .map((b): FreeStock & { row: StockRow } => ({
+        balanceId: b.id, locationId: b.location_id, locationCode: b.location_code, lotId: b.lot_id, expiryDate: b.expiry, lotCreatedAt: b.lot_created_at, free: free.get(b.id)!, row: b,
+      }));
     const { takes, shortfall } = planAllocation(candidates, remaining);
+    const field = req.field ? `${req.field}.qty` : 'qty';
     if (shortfall.gt(0))
       throw insufficientStock(`Not enough unallocated stock to allocate the reservation`, [
-        { field: 'qty', message: 'not enough unallocated stock', itemId: r.item_id, facilityId: r.facility_id, requested: remaining.toNumber(), available: remaining.minus(shortfall).toNumber() },
+        { field, message: 'not enough unallocated stock', itemId: r.item_id, facilityId: r.facility_id, requested: remaining.toNumber(), available: remaining.minus(shortfall).toNumber() },
       ]);
-    return takes.map(({ from, qty }) => ({ balanceId: from.balanceId, locationId: from.locationId, lotId: from.lotId, statusId: (from as FreeStock & { statusId: string }).statusId, qty, field: 'qty' }));
+    return takes.map(({ from, qty }) => {
+      const b = (from as FreeStock & { row: StockRow }).row;
+      return { reservation: r, balanceId: b.id, locationId: b.location_id, lotId: b.lot_id, statusId: b.status_id, qty, field };
+    });
   }
 }

@@ -171,10 +171,29 @@ export class Holds {
     await this.free(rows, outcome);
   }
 
-  /** Closes a reservation as fulfilled for what it has issued, freeing any rest (e.g. a short shipment). */
-  async close(id: string): Promise<void> {
-    const [r] = await this.lock([id]);
-    if (RESERVATION.allows('release', r.status)) await this.free([r], toQty(r.qty_fulfilled).gt(0) ? 'fulfilled' : 'released');
+  /**
+   * Closes reservations as fulfilled for what they have issued, freeing any rest (e.g. a short shipment):
+   * one lock pass for all of them (reservations, then their counters in lock order).
+   */
+  async close(ids: string[]): Promise<void> {
+    if (!ids.length) return;
+    const open = (await this.lock(ids)).filter((r) => RESERVATION.allows('release', r.status));
+    if (!open.length) return;
+    const { balances, positions } = await this.freeing(open);
+    await this.counters.apply(balances, () => true, positions);
+    const fulfilled = open.filter((r) => toQty(r.qty_fulfilled).gt(0));
+    await this.markFreed(fulfilled, 'fulfilled');
+    await this.markFreed(open.filter((r) => !fulfilled.includes(r)), 'released');
+  }
+
+  /** Releases or cancels those of several reservations that still hold stock (a document's cancel), in one lock pass. */
+  async releaseAll(ids: string[], outcome: 'released' | 'cancelled'): Promise<void> {
+    if (!ids.length) return;
+    const rows: Array<ReservationRow & { lapsed: boolean }> = await this.m.query(
+      prepared(`SELECT ${RESERVATION_COLUMNS}, ${LAPSED} AS lapsed FROM reservations r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) ORDER BY r.id FOR UPDATE`, GENERIC),
+      [this.uow.tenantId, ids],
+    );
+    await this.free(rows.filter((r) => !r.lapsed && RESERVATION.allows('release', r.status)), outcome);
   }
 
   /**

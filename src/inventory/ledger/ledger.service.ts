@@ -3,7 +3,7 @@ import Decimal from 'decimal.js';
 import { constraintOf, notFound, validationFailed } from '../../common/errors';
 import { GENERIC, prepared } from '../../database/prepared';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
-import { Allocations } from './allocations';
+import { AllocationRequest, Allocations } from './allocations';
 import { BalanceKey } from './counter-changes';
 import { COUNTER_CONSTRAINTS, Counters } from './counters';
 import { DirectPostings } from './direct';
@@ -134,8 +134,30 @@ export class LedgerService {
 
   /** Pins an open reservation's unallocated quantity to balances: the given pins, or automatically (FEFO). */
   async allocate(id: string, pins?: Pin[], ifMatch?: number): Promise<ReservationView> {
-    await this.atomic(() => this.allocations.allocate(id, pins, ifMatch));
+    await this.atomic(() => this.allocations.allocateAll([{ reservationId: id, pins }], { ifMatch }));
     return this.reservation(id);
+  }
+
+  /**
+   * A document's allocations in one pass (a shipment, a work order's completion): each request allocates
+   * its pins or, without, the reservation's whole unallocated rest. `also`: the document's other holds
+   * it is about to issue from, so that all its stock rows are locked in the one lock order (no deadlock
+   * between documents listing the same items in different line orders).
+   */
+  allocateAll(requests: AllocationRequest[], also: string[] = []): Promise<void> {
+    return this.atomic(() => this.allocations.allocateAll(requests, { also }));
+  }
+
+  /** Reservations locked for the rest of the unit of work (id order), as they stand now, with their active allocations. */
+  async lockedReservations(ids: string[]): Promise<ReservationView[]> {
+    if (!ids.length) return [];
+    const rows = await this.holds.lock(ids);
+    const allocations: AllocationRow[] = await this.uow.manager.query(
+      prepared(`SELECT ${ALLOCATION_COLUMNS} FROM allocations a
+        WHERE a.tenant_id = $1 AND a.reservation_id = ANY($2::uuid[]) AND ${ALLOCATION_LIVE} ORDER BY a.created_at, a.id`, GENERIC),
+      [this.uow.tenantId, ids],
+    );
+    return rows.map((r) => reservationView(r, allocations.filter((a) => a.reservation_id === r.id)));
   }
 
   /** Releases (or cancels) an open or allocated reservation: everything it holds is freed. */
@@ -146,8 +168,18 @@ export class LedgerService {
 
   /** Closes a reservation as fulfilled for what it issued, freeing the rest (a short shipment or completion). */
   async closeReservation(id: string): Promise<ReservationView> {
-    await this.atomic(() => this.holds.close(id));
+    await this.atomic(() => this.holds.close([id]));
     return this.reservation(id);
+  }
+
+  /** `closeReservation` for several reservations of one document, in one lock pass. */
+  closeReservations(ids: string[]): Promise<void> {
+    return this.atomic(() => this.holds.close(ids));
+  }
+
+  /** `release` for several reservations of one document (those still holding), in one lock pass. */
+  releaseAll(ids: string[], outcome: 'released' | 'cancelled'): Promise<void> {
+    return this.atomic(() => this.holds.releaseAll(ids, outcome));
   }
 
   /** Issues all of an allocated reservation's stock (ledger `fulfillment`) and so fulfills it. */

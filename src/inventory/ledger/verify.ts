@@ -112,6 +112,45 @@ export const INVARIANT_CHECKS: InvariantCheck[] = [
         FROM t FULL JOIN q ON q.tenant_id = t.tenant_id
        WHERE coalesce(t.n, 0) <> coalesce(q.last_value, 0)`,
   },
+  {
+    name: 'documents_match_postings',
+    description: "what documents say they shipped, received and issued equals their ledger postings, per document and item (sales orders' shipments, purchase orders' receipts, work orders' components and output)",
+    sql: `
+      WITH doc AS (
+        SELECT l.tenant_id, 'sales_order' AS document_type, l.sales_order_id AS document_id, l.item_id, sum(l.qty_shipped_base) AS qty
+          FROM sales_order_lines l JOIN items i ON i.tenant_id = l.tenant_id AND i.id = l.item_id AND i.item_kind = 'stock'
+         GROUP BY 1, 2, 3, 4
+        UNION ALL
+        SELECT l.tenant_id, 'purchase_order', l.purchase_order_id, l.item_id, sum(l.qty_received_base)
+          FROM purchase_order_lines l JOIN items i ON i.tenant_id = l.tenant_id AND i.id = l.item_id AND i.item_kind = 'stock'
+         GROUP BY 1, 2, 3, 4
+        UNION ALL
+        SELECT c.tenant_id, 'work_order', c.work_order_id, c.item_id, -sum(c.qty_issued) FROM work_order_components c GROUP BY 1, 2, 3, 4
+        UNION ALL
+        SELECT w.tenant_id, 'work_order', w.id, w.item_id, w.qty_completed FROM work_orders w WHERE w.qty_completed > 0),
+      posted AS (
+        SELECT t.tenant_id, 'sales_order' AS document_type, t.source_id AS document_id, l.item_id, -sum(l.qty_delta) AS qty
+          FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
+         WHERE t.type = 'shipment' AND t.source_type = 'sales_order'
+         GROUP BY 1, 2, 3, 4
+        UNION ALL
+        SELECT t.tenant_id, 'purchase_order', r.purchase_order_id, l.item_id, sum(l.qty_delta)
+          FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
+          JOIN receipts r ON r.tenant_id = t.tenant_id AND r.id = t.source_id
+         WHERE t.type = 'receipt' AND t.source_type = 'receipt'
+         GROUP BY 1, 2, 3, 4
+        UNION ALL
+        SELECT t.tenant_id, 'work_order', t.source_id, l.item_id, sum(l.qty_delta)
+          FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
+         WHERE t.type = 'production' AND t.source_type = 'work_order'
+         GROUP BY 1, 2, 3, 4)
+      SELECT coalesce(d.tenant_id, p.tenant_id) AS tenant_id, coalesce(d.document_type, p.document_type) AS document_type,
+             coalesce(d.document_id, p.document_id) AS document_id, coalesce(d.item_id, p.item_id) AS item_id,
+             d.qty AS document_qty, p.qty AS posted_qty
+        FROM doc d
+        FULL JOIN posted p ON p.tenant_id = d.tenant_id AND p.document_type = d.document_type AND p.document_id = d.document_id AND p.item_id = d.item_id
+       WHERE coalesce(d.qty, 0) <> coalesce(p.qty, 0)`,
+  },
 ];
 
 export interface Violation {

@@ -33,15 +33,17 @@ export class ReservationsController {
   /** A soft hold against a demand document; 409 insufficient_stock beyond the facility's available-to-promise. */
   @Post('reservations')
   @Permissions('inventory:write')
-  @ApiOperation({ summary: 'Reserve stock at a facility' })
+  @ApiOperation({ summary: 'Reserve stock at a facility', description: 'With a demandType other than manual, demandId must name an existing document of that type (400 when missing, 404 when unknown).' })
   async create(@Body() body: CreateReservationDto) {
+    await this.reservations.checkDemand(body.demandType, body.demandId);
     return { data: await this.ledger.reserve({ ...body, expiresAt: toDate(body.expiresAt), last: true }) };
   }
 
   @Patch('reservations/:id')
   @Permissions('inventory:write')
-  @ApiOperation({ summary: 'Change an open reservation (quantity, expiry, notes)' })
+  @ApiOperation({ summary: 'Change an open reservation (quantity, expiry, notes)', description: 'A reservation that a sales order or work order made for itself is changed only through that document: 409 invalid_state naming it.' })
   async update(@UuidParam('id', 'Reservation') id: string, @Body() body: UpdateReservationDto, @IfMatch() ifMatch?: number) {
+    await this.reservations.assertNotOwned(id, 'change');
     return { data: await this.ledger.updateReservation(id, { ...body, expiresAt: toDate(body.expiresAt) }, ifMatch) };
   }
 
@@ -56,16 +58,18 @@ export class ReservationsController {
   @Post('reservations/:id/release')
   @HttpCode(200)
   @Permissions('inventory:write')
-  @ApiOperation({ summary: 'Release a reservation: everything it holds is freed' })
+  @ApiOperation({ summary: 'Release a reservation: everything it holds is freed', description: 'A reservation that a sales order or work order made for itself is changed only through that document: 409 invalid_state naming it.' })
   async release(@UuidParam('id', 'Reservation') id: string, @IfMatch() ifMatch?: number) {
+    await this.reservations.assertNotOwned(id, 'release');
     return { data: await this.ledger.release(id, 'released', ifMatch) };
   }
 
   @Post('reservations/:id/cancel')
   @HttpCode(200)
   @Permissions('inventory:write')
-  @ApiOperation({ summary: 'Cancel a reservation: everything it holds is freed' })
+  @ApiOperation({ summary: 'Cancel a reservation: everything it holds is freed', description: 'A reservation that a sales order or work order made for itself is changed only through that document: 409 invalid_state naming it.' })
   async cancel(@UuidParam('id', 'Reservation') id: string, @IfMatch() ifMatch?: number) {
+    await this.reservations.assertNotOwned(id, 'cancel');
     return { data: await this.ledger.release(id, 'cancelled', ifMatch) };
   }
 
@@ -73,8 +77,9 @@ export class ReservationsController {
   @Post('reservations/:id/fulfill')
   @HttpCode(200)
   @Permissions('inventory:write')
-  @ApiOperation({ summary: 'Fulfil a reservation: issue its allocated stock in one ledger transaction' })
+  @ApiOperation({ summary: 'Fulfil a reservation: issue its allocated stock in one ledger transaction', description: 'A reservation that a sales order or work order made for itself is changed only through that document: 409 invalid_state naming it.' })
   async fulfill(@UuidParam('id', 'Reservation') id: string, @IfMatch() ifMatch?: number) {
+    await this.reservations.assertNotOwned(id, 'fulfill');
     return { data: await this.ledger.fulfill(id, ifMatch) };
   }
 
