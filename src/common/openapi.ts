@@ -85,7 +85,10 @@ export function completeDocument(doc: OpenAPIObject, app: INestApplication): Ope
     '(adjustments, balances, availability, transactions, lots, serials, reservations, transfers, counts, reorder policies), ' +
     'procurement, sales and production. Every /v1 route needs a bearer token (tenant and permissions in its claims); each ' +
     "operation names its permission. Errors share one shape (ErrorBody). Writes take an optional Idempotency-Key; versioned " +
-    'documents take If-Match and answer with an ETag.';
+    'documents take If-Match and answer with an ETag. Quantities and amounts are JSON numbers: quantities have at most 6 ' +
+    'decimals and at most 999,999,999.999999 in a request, and so has unitPrice; amounts (unitPrice, totalAmount) are exact ' +
+    'up to 15 significant digits. JSON null in an optional field is the field left out, except where the field is nullable ' +
+    '(null clears it); in a required field it is 400 validation_failed naming it.';
 
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item as Record<string, Operation>)) {

@@ -81,7 +81,7 @@ export class PurchaseOrderLineDto {
   @IsOptional() @IsUuidRef()
   uomId?: string;
 
-  @ApiProperty({ description: 'price of one `uomId`, in the order\'s currency; >= 0, at most 6 decimals' })
+  @ApiProperty({ description: 'price of one `uomId`, in the order\'s currency; >= 0, at most 999,999,999.999999 and 6 decimals. The order\'s totalAmount = Σ qtyOrdered × unitPrice, stored exactly, is a JSON number exact up to 15 significant digits', maximum: 999_999_999.999999, minimum: 0 })
   @NonNegativeQuantity()
   unitPrice: number;
 }

@@ -66,7 +66,7 @@ export class SalesOrderLineDto {
   @IsOptional() @IsUuidRef()
   uomId?: string;
 
-  @ApiProperty({ description: 'price of one `uomId`; >= 0, at most 6 decimals' })
+  @ApiProperty({ description: 'price of one `uomId`; >= 0, at most 999,999,999.999999 and 6 decimals. The order\'s totalAmount = Σ qty × unitPrice, stored exactly, is a JSON number exact up to 15 significant digits', maximum: 999_999_999.999999, minimum: 0 })
   @NonNegativeQuantity()
   unitPrice: number;
 }
