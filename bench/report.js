@@ -50,6 +50,11 @@ function targets({ results: r, baselines: b, servicePeakRss, seedChecks }) {
     const ok = l.rps >= s.rps / 2 && l.p99 <= 2 * Math.max(1, s.p99);
     t.push({ target: `${l.label}: within 2 × the small ledger`, value: `${fmt(l.rps)} vs ${fmt(s.rps)} req/s, p99 ${fmt(l.p99)} vs ${fmt(s.p99)} ms`, ok });
   }
+  const ship = r.shipLarge;
+  if (ship) {
+    t.push({ target: `${ship.label}: one ship < 1 s`, value: `${ship.oneMs} ms`, ok: ship.oneStatus === 200 && ship.oneMs < 1000 });
+    t.push({ target: `${ship.label}: three at once, every one 200`, value: `${ship.threeStatuses.join(', ')} in ${ship.threeMs} ms`, ok: ship.errors === 0 });
+  }
   t.push({ target: 'service peak RSS (VmHWM) < 300 MB', value: `${fmt(servicePeakRss)} MB`, ok: servicePeakRss === null ? null : servicePeakRss < 300 });
   const all = ORDER.map((k) => r[k]).filter(Boolean);
   const errors = all.reduce((s, x) => s + x.errors, 0);

@@ -39,7 +39,7 @@ const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.tri
 const wanted = (key) => !ONLY || ONLY.has(key);
 // BENCH_STATEMENTS=1 (embedded database only): pg_stat_statements on; each scenario prints its top statements.
 const STATEMENTS = env.BENCH_STATEMENTS === '1' && !env.BENCH_DATABASE_URL;
-const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write'];
+const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write', 'sales:read', 'sales:write'];
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const cleanups = [];
@@ -229,6 +229,13 @@ async function main() {
   log('\nwrites (each followed by the row-count check and every ledger invariant)');
   for (const key of ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel']) if (wanted(key)) results[key] = await runScenario(key, defs[key], common);
 
+  if (wanted('shipLarge')) {
+    log('\ndocuments');
+    results.shipLarge = await shipLarge(service.base, headers, ctx);
+    const s = results.shipLarge;
+    log(`  ${s.label}: one ship ${s.oneMs} ms (${s.oneStatus}); three at once ${s.threeMs} ms (${s.threeStatuses.join(', ')})`);
+  }
+
   let growCheck = null;
   if (wanted('transactionsLarge') || wanted('availabilityLarge')) {
     log(`\ngrowing the ledger to ${n(config.lines)} lines`);
@@ -259,6 +266,43 @@ async function main() {
     config: { ...config, pgbench: pgbenchBin, pgbenchVersion, postgres: pgVersion, node: process.version, cpus: cpus().length, tenant, loadBefore },
     results, baselines, servicePeakRss, seedChecks: [seedCheck, growCheck].filter(Boolean), jwksRequests: idp.jwksRequests,
   }, log);
+}
+
+/**
+ * Large documents: a sales order of 1,000 lines (as many distinct stocked items, up to 1,000) is opened
+ * and then shipped alone, timed; then three such orders (same items, lines in other orders) ship at
+ * once. The ship allocates and posts the whole document set-based, in the ledger's lock order.
+ */
+async function shipLarge(base, headers, ctx) {
+  const call = async (method, path, body) => {
+    const res = await fetch(`${base}${path}`, { method, headers: { ...headers, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, data: text ? JSON.parse(text).data : null, text };
+  };
+  const customer = await call('POST', '/v1/sales/customers', { code: `BENCH-${randomUUID().slice(0, 8)}`, name: 'Bench customer' });
+  if (customer.status !== 201) throw new Error(`create a customer: ${customer.status} ${customer.text.slice(0, 300)}`);
+  const items = [...new Set(ctx.keys.map((k) => k.itemId))].slice(0, 1000);
+  const lines = Array.from({ length: 1000 }, (_, i) => i);
+  const opened = async (shift) => {
+    const order = await call('POST', '/v1/sales/orders', {
+      customerId: customer.data.id, facilityId: ctx.facility, lines: lines.map((i) => ({ itemId: items[(i * 7 + shift) % items.length], qty: 1, unitPrice: 1 })),
+    });
+    if (order.status !== 201) throw new Error(`create a 1,000-line order: ${order.status} ${order.text.slice(0, 300)}`);
+    const open = await call('POST', `/v1/sales/orders/${order.data.id}/open`, {});
+    if (open.status !== 200) throw new Error(`open a 1,000-line order: ${open.status} ${open.text.slice(0, 300)}`);
+    return order.data.id;
+  };
+  const timed = async (ids) => {
+    const t0 = performance.now();
+    const statuses = await Promise.all(ids.map(async (id) => (await call('POST', `/v1/sales/orders/${id}/ship`, {})).status));
+    return { ms: Math.round(performance.now() - t0), statuses };
+  };
+  const one = await timed([await opened(0)]);
+  const three = await timed([await opened(1), await opened(2), await opened(3)]);
+  return {
+    label: `sales order ship, 1,000 lines over ${items.length} items`, oneMs: one.ms, oneStatus: one.statuses[0], threeMs: three.ms, threeStatuses: three.statuses,
+    errors: [...one.statuses, ...three.statuses].filter((s) => s !== 200).length,
+  };
 }
 
 async function cleanup() {

@@ -44,7 +44,23 @@ export function prepared(text: string, options: { generic?: boolean } = {}): str
 /** `prepared(text, GENERIC)`: a key look-up that runs with its generic plan. */
 export const GENERIC = { generic: true } as const;
 
-/** Whether a statement handed to the driver asks for its generic plan (`prepared(text, { generic: true })`). */
-export function wantsGenericPlan(statement: unknown): boolean {
-  return typeof statement === 'object' && statement !== null && (statement as Partial<PreparedConfig>).generic === true;
+/**
+ * Past this many entries in one array parameter, a statement that asks for its generic plan gets a
+ * custom one instead: the generic plan assumes an `unnest` of about 10 rows and nested loops, which for
+ * the arrays of a large document (1,000 lines) may join every key against every row of the tenant's
+ * table (half a million comparisons per statement on a database without fresh statistics); planned with
+ * the values, with hash joins allowed, it is a fraction of that. Postings of a few lines keep the
+ * generic plan (no planning per execution).
+ */
+export const GENERIC_MAX_ARRAY = 64;
+
+/**
+ * Whether a statement handed to the driver runs with its generic plan: it asks for it
+ * (`prepared(text, { generic: true })`) and none of its array parameters is larger than GENERIC_MAX_ARRAY.
+ */
+export function wantsGenericPlan(statement: unknown, values?: unknown): boolean {
+  if (typeof statement !== 'object' || statement === null || (statement as Partial<PreparedConfig>).generic !== true) return false;
+  if (!Array.isArray(values)) return true;
+  for (const v of values) if (Array.isArray(v) && v.length > GENERIC_MAX_ARRAY) return false;
+  return true;
 }

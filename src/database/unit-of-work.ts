@@ -206,7 +206,7 @@ export class UnitOfWork {
       let generic = false;
       client.query = function (this: PgClient, ...args: unknown[]) {
         if (commitSent) throw new Error('A statement after the unit of work sent its COMMIT (commitWith must wrap the last statement)');
-        const wantsGeneric = wantsGenericPlan(args[0]);
+        const wantsGeneric = wantsGenericPlan(args[0], args[1]);
         if (!opened) {
           early.started = true;
           corked();

@@ -137,7 +137,7 @@ export class Counters {
          pre_b AS (
            SELECT b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated
              FROM pre_k k JOIN balances b ON b.tenant_id = $1 AND b.item_id = k.item_id AND b.location_id = k.location_id
-                                         AND b.lot_id IS NOT DISTINCT FROM k.lot_id AND b.status_id = k.status_id
+                                         AND b.lot_key = ${LOT_KEY('k.lot_id')} AND b.status_id = k.status_id
             ORDER BY ${BALANCE_ORDER}
               ${forUpdate('b')}),
          pre_p AS (
@@ -244,12 +244,18 @@ export const AFTER_COUNTERS = '(SELECT count(*) FROM counter_p) >= 0';
 /** The constraints that keep counters whole: a violation by an optimistic write is a lost race. */
 export const COUNTER_CONSTRAINTS = new Set(['balance_not_negative', 'balance_allocated_within_on_hand', 'position_counters_not_negative', 'position_not_overcommitted']);
 
+/**
+ * A balance's `lot_key` for a lot id that may be null (stock without a lot): balances are looked up by
+ * five equalities on the unique key `balances_key`, so every plan probes the whole key.
+ */
+export const LOT_KEY = (lotId: string) => `coalesce(${lotId}, '00000000-0000-0000-0000-000000000000'::uuid)`;
+
 /** Existing balances of the keys ($2..$6, in the given order) locked in that order. */
 const SELECT_BALANCES = `SELECT b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated
          FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[])
               WITH ORDINALITY AS k(item_id, facility_id, location_id, lot_id, status_id, ord)
          JOIN balances b ON b.tenant_id = $1 AND b.item_id = k.item_id AND b.location_id = k.location_id
-                        AND b.lot_id IS NOT DISTINCT FROM k.lot_id AND b.status_id = k.status_id
+                        AND b.lot_key = ${LOT_KEY('k.lot_id')} AND b.status_id = k.status_id
         ORDER BY k.ord
           FOR UPDATE OF b`;
 

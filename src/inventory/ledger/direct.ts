@@ -6,7 +6,7 @@ import { LostRace, UnitOfWork } from '../../database/unit-of-work';
 import { nextNumberSql } from '../../documents/numbering';
 import { qty as toQty, sql } from '../../documents/quantity';
 import { Metrics } from '../../metrics/metrics';
-import { COUNTER_CONSTRAINTS } from './counters';
+import { COUNTER_CONSTRAINTS, LOT_KEY } from './counters';
 import { LAPSED } from './lapsed';
 import { isIssue, Posting, PostingLine } from './posting';
 import { LineRow, TransactionRow, transactionView, TransactionView } from './views';
@@ -111,7 +111,7 @@ const DIRECT = `WITH k AS (
 ok AS MATERIALIZED (
   SELECT k.*, b.id AS balance_id
     FROM k JOIN balances b ON b.tenant_id = $1 AND b.item_id = k.item_id AND b.location_id = k.location_id
-                          AND b.lot_id IS NULL AND b.status_id = k.status_id
+                          AND b.lot_key = ${LOT_KEY('NULL::uuid')} AND b.status_id = k.status_id
    WHERE b.qty_on_hand + k.qty >= b.qty_allocated
      AND (NOT k.is_available OR EXISTS (
            SELECT 1 FROM inventory_positions p

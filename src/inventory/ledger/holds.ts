@@ -206,8 +206,9 @@ export class Holds {
       prepared(`SELECT ${RESERVATION_COLUMNS}, ${LAPSED} AS lapsed FROM reservations r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) ORDER BY r.id FOR UPDATE`, GENERIC),
       [this.uow.tenantId, ids],
     );
+    const byId = new Map(rows.map((x) => [x.id, x]));
     return ids.map((id) => {
-      const r = rows.find((x) => x.id === id);
+      const r = byId.get(id);
       // An unknown reservation named in a posting's line is an unknown reference: 404 naming the field.
       if (!r) throw field ? unknownReference(field(id)) : notFound('Reservation');
       assertVersion(r.version, ifMatch);

@@ -40,7 +40,9 @@ export class Issues {
 
   async plan(lines: IssueLine[], check: HoldCheck = { action: 'issue' }): Promise<{ concrete: ConcreteLine[][]; plan: IssuePlan }> {
     const ids = [...new Set(lines.map((l) => l.reservationId))];
-    const fieldOf = (id: string) => at(lines.find((l) => l.reservationId === id)!.field, 'reservationId');
+    const firstLine = new Map<string, IssueLine>();
+    for (const l of lines) if (!firstLine.has(l.reservationId)) firstLine.set(l.reservationId, l);
+    const fieldOf = (id: string) => at(firstLine.get(id)!.field, 'reservationId');
     const reservations = await this.holds.lock(ids, check.action, check.ifMatch, fieldOf);
     const held: Array<HeldStock & { reservation_id: string }> = (
       await this.m.query(
@@ -58,11 +60,14 @@ export class Issues {
     }));
     const serials = await this.serialsAt(lines, reservations);
     const takes: IssuePlan['takes'] = [];
+    const byId = new Map(reservations.map((r) => [r.id, r]));
+    const heldBy = new Map<string, typeof held>();
+    for (const a of held) heldBy.set(a.reservation_id, [...(heldBy.get(a.reservation_id) ?? []), a]);
     const concrete = lines.map((line, i) => {
-      const r = reservations.find((x) => x.id === line.reservationId)!;
+      const r = byId.get(line.reservationId)!;
       const qtyField = at(line.field, line.qtyField ?? 'qty');
       if (line.qty !== undefined && !toQty(line.qty).gt(0)) throw invalidField(qtyField, 'must be > 0');
-      const mine = held.filter((a) => a.reservation_id === r.id);
+      const mine = heldBy.get(r.id) ?? [];
       const named = line.serialNos?.length ? serialTakes(line, mine, serials[i]) : undefined;
       const { takes: taken, shortfall } = named ?? planIssue(mine, line.qty, line);
       if (shortfall.gt(0) || !taken.length) {
