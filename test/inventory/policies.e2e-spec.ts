@@ -71,11 +71,12 @@ describe('Reorder policies', () => {
     });
     expect((await t.patch(`/v1/inventory/policies/${p.id}`, { maxQty: 9 }).expect(400)).body.error).toBe('validation_failed');
     expect((await t.patch(`/v1/inventory/policies/${p.id}`, { minQty: 60 }).expect(200)).body.data).toMatchObject({ minQty: 60, maxQty: 60, version: 3 });
-    // item and facility are fixed; null is refused
+    // item and facility are fixed
     expect((await t.patch(`/v1/inventory/policies/${p.id}`, { itemId: f.item.id }).expect(400)).body.details).toEqual([
       { field: 'itemId', message: 'is not an allowed field' },
     ]);
-    await t.patch(`/v1/inventory/policies/${p.id}`, { minQty: null }).expect(400);
+    // null in an optional field is the field left out (CONTRACT §1)
+    expect((await t.patch(`/v1/inventory/policies/${p.id}`, { minQty: null }).expect(200)).body.data).toMatchObject({ minQty: 60, version: 3 });
     // an empty PATCH changes nothing
     expect((await t.patch(`/v1/inventory/policies/${p.id}`, {}).expect(200)).body.data.version).toBe(3);
 

@@ -22,7 +22,7 @@ describe('npm run seed', () => {
     const tenant = randomUUID();
     const out = await seed(['--items', '230', '--tenant', tenant]);
     expect(out.code).toBe(0);
-    expect(JSON.parse(out.stdout)).toEqual({ tenant, items: 230, balances: 230, invariants: '9 checked, all hold' });
+    expect(JSON.parse(out.stdout)).toEqual({ tenant, items: 230, balances: 230, invariants: '10 checked, all hold' });
     expect(out.stderr).toMatch(/items\s+\[#{30}\] 100%\s+230\/230/);
 
     const auth = { Authorization: `Bearer ${await ctx.idp.token({ tenantId: tenant, permissions: ['catalog:read', 'inventory:read'] })}` };
