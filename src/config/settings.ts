@@ -95,6 +95,14 @@ export class Settings {
   @Transform(toBool) @IsIn([true, false], { message: 'METRICS_ENABLED must be true or false' })
   METRICS_ENABLED = false;
 
+  /**
+   * Postings of one free line (adjustments) go the one-statement way when nothing stands in their way
+   * (DirectPostings); `false` sends every posting the full way. The answers are the same either way
+   * (test/inventory/posting-paths proves it); the switch exists for that proof and for diagnosis.
+   */
+  @Transform(toBool) @IsIn([true, false], { message: 'LEDGER_DIRECT_POSTINGS must be true or false' })
+  LEDGER_DIRECT_POSTINGS = true;
+
   /** On SIGTERM/SIGINT, how long requests in flight may take to finish before they are cut off (milliseconds). */
   @Transform(toInt) @IsInt() @Min(0) @Max(600_000)
   SHUTDOWN_TIMEOUT_MS = 10000;

@@ -5,6 +5,7 @@ import { GENERIC, prepared } from '../../database/prepared';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
 import { nextNumberSql } from '../../documents/numbering';
 import { qty as toQty, sql } from '../../documents/quantity';
+import { Settings } from '../../config/settings';
 import { Metrics } from '../../metrics/metrics';
 import { COUNTER_CONSTRAINTS, LOT_KEY } from './counters';
 import { LAPSED } from './lapsed';
@@ -38,14 +39,19 @@ type DirectPosting = Posting & { last: true; lines: [PostingLine] };
  */
 @Injectable()
 export class DirectPostings {
+  private readonly enabled: boolean;
+
   constructor(
     private readonly uow: UnitOfWork,
     @Optional() private readonly metrics?: Metrics,
-  ) {}
+    @Optional() settings?: Settings,
+  ) {
+    this.enabled = settings?.LEDGER_DIRECT_POSTINGS ?? true;
+  }
 
   /** Whether `posting` may go the direct way (on the first attempt of its unit of work). */
   accepts(posting: Posting): posting is DirectPosting {
-    if (!posting.last || posting.lines.length !== 1 || !this.uow.optimistic) return false;
+    if (!this.enabled || !posting.last || posting.lines.length !== 1 || !this.uow.optimistic) return false;
     const [line] = posting.lines;
     if (isIssue(line) || line.lotId || line.lotNo || line.expiryDate || line.serialNos?.length || line.pickSerials) return false;
     // Ids as the database prints them (the full way compares them as strings); anything else goes the full way.
