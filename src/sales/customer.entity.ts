@@ -1,0 +1,24 @@
+import { Column, Entity } from 'typeorm';
+import { DocumentEntity } from '../common/entity';
+
+/** A customer. */
+@Entity('customers')
+export class Customer extends DocumentEntity {
+  @Column('text')
+  code: string;
+
+  @Column('text')
+  name: string;
+
+  @Column('text', { nullable: true })
+  email: string | null;
+
+  @Column('text', { nullable: true })
+  phone: string | null;
+
+  @Column('text', { nullable: true })
+  address: string | null;
+
+  @Column('boolean', { name: 'is_active', default: () => 'true' })
+  isActive: boolean;
+}
