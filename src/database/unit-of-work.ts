@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ClsService } from 'nestjs-cls';
-import { DataSource, EntityManager, NamedPlaceholdersNotSupportedError, QueryFailedError, QueryResult, QueryRunner, QueryRunnerAlreadyReleasedError } from 'typeorm';
+import { DataSource, EntityManager, EntityTarget, NamedPlaceholdersNotSupportedError, ObjectLiteral, QueryFailedError, QueryResult, QueryRunner, QueryRunnerAlreadyReleasedError } from 'typeorm';
 import { AppError } from '../common/errors';
 import { Principal } from '../tenancy/request-context';
 import { APP_ROLE, RETRYABLE_SQLSTATES } from './constants';
@@ -9,6 +9,7 @@ import { DEFAULT_POOL, POOL_SETTINGS, PoolSettings } from './data-source';
 import { DatabaseConnector } from './connector';
 import { wantsGenericPlan } from './prepared';
 import { TenantGate } from './tenant-gate';
+import { TenantRepository } from './tenant-repository';
 
 const MAX_ATTEMPTS = 4;
 
@@ -40,6 +41,14 @@ export class UnitOfWork {
     const manager = this.current?.manager;
     if (!manager) throw new Error('No unit of work is active: refusing to touch tenant data outside one');
     return manager;
+  }
+
+  /**
+   * A repository of `entity` bound to the current tenant (TenantRepository): every call through it carries
+   * `tenant_id`, and it runs in this unit of work's transaction. Fails closed outside a unit of work.
+   */
+  repository<T extends ObjectLiteral & { tenantId: string }>(entity: EntityTarget<T>): TenantRepository<T> {
+    return new TenantRepository(this.manager.getRepository(entity), this.tenantId);
   }
 
   /** The current principal. Fails closed when there is none. */

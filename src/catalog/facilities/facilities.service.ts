@@ -14,14 +14,13 @@ export class FacilitiesService {
   constructor(private readonly uow: UnitOfWork) {}
 
   private get repo() {
-    return this.uow.manager.getRepository(Facility);
+    return this.uow.repository(Facility);
   }
 
   /** Newest first (createdAt, then id); q searches code and name. */
   async list(query: FacilityQuery): Promise<Page<FacilityView>> {
     const qb = this.repo
       .createQueryBuilder('f')
-      .where('f.tenantId = :tenantId', { tenantId: this.uow.tenantId })
       .orderBy('f.createdAt', 'DESC')
       .addOrderBy('f.id', 'DESC');
     if (query.q) qb.andWhere('(f.code ILIKE :q OR f.name ILIKE :q)', { q: likePattern(query.q) });
@@ -37,10 +36,7 @@ export class FacilitiesService {
 
   /** The facility, or 404 (also for another tenant's). `forUpdate` locks the row for the transaction. */
   async find(id: string, forUpdate = false): Promise<Facility> {
-    const facility = await this.repo.findOne({
-      where: { tenantId: this.uow.tenantId, id },
-      ...(forUpdate ? { lock: { mode: 'pessimistic_write' as const } } : {}),
-    });
+    const facility = await this.repo.findOne({ id }, { lock: forUpdate ? 'update' : undefined });
     if (!facility) throw notFound('Facility');
     return facility;
   }
@@ -50,7 +46,6 @@ export class FacilitiesService {
     await withDuplicateMessages(duplicateCode(dto.code), () =>
       this.repo.insert({
         ...dto,
-        tenantId: this.uow.tenantId,
         id,
         type: dto.type ?? 'warehouse',
         address: dto.address ?? null,
@@ -68,7 +63,7 @@ export class FacilitiesService {
     const fields = Object.fromEntries(Object.entries(dto).filter(([, v]) => v !== undefined)) as Partial<Facility>;
     if (!Object.keys(fields).length) return facilityView(facility);
     await withDuplicateMessages(duplicateCode(fields.code ?? facility.code), () =>
-      this.repo.update({ tenantId: this.uow.tenantId, id }, { ...fields, updatedBy: this.uow.userId }),
+      this.repo.update({ id }, { ...fields, updatedBy: this.uow.userId }),
     );
     return this.get(id);
   }

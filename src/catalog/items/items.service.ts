@@ -33,7 +33,7 @@ export class ItemsService {
   constructor(private readonly uow: UnitOfWork) {}
 
   private get items() {
-    return this.uow.manager.getRepository(Item);
+    return this.uow.repository(Item);
   }
 
   /** Newest first (createdAt, then id), so pages never skip or repeat a row. Two statements: count, then the page with children. */
@@ -61,7 +61,7 @@ export class ItemsService {
 
   async create(dto: CreateItemDto): Promise<ItemView> {
     const { identifiers, attributes, uomConversions, ...fields } = dto;
-    const item = this.items.create({
+    const item: Item = Object.assign(new Item(), {
       ...fields,
       tenantId: this.uow.tenantId,
       id: randomUUID(),
@@ -114,17 +114,14 @@ export class ItemsService {
     }
 
     await withDuplicateMessages(duplicateMessages(next.itemNo), async () => {
-      await this.items.update({ tenantId: this.uow.tenantId, id }, { ...fields, updatedBy: this.uow.userId });
+      await this.items.update({ id }, { ...fields, updatedBy: this.uow.userId });
       await this.writeChildren(id, lists, true);
     });
     return this.get(id);
   }
 
   private async find(id: string, forUpdate = false): Promise<Item> {
-    const item = await this.items.findOne({
-      where: { tenantId: this.uow.tenantId, id },
-      ...(forUpdate ? { lock: { mode: 'pessimistic_write' as const } } : {}),
-    });
+    const item = await this.items.findOne({ id }, { lock: forUpdate ? 'update' : undefined });
     if (!item) throw notFound('Item');
     return item;
   }
@@ -140,12 +137,7 @@ export class ItemsService {
   /** Referenced UOMs must exist in this tenant (another tenant's are invisible): else 404 naming the field. */
   private async checkUomsExist(refs: { field: string; id: string }[]): Promise<void> {
     if (!refs.length) return;
-    const found = await this.uow.manager
-      .getRepository(Uom)
-      .createQueryBuilder('u')
-      .select('u.id')
-      .where('u.tenantId = :tenantId AND u.id = ANY(:ids)', { tenantId: this.uow.tenantId, ids: refs.map((r) => r.id) })
-      .getMany();
+    const found = await this.uow.repository(Uom).createQueryBuilder('u').select('u.id').where('u.id = ANY(:ids)', { ids: refs.map((r) => r.id) }).getMany();
     const ids = new Set(found.map((u) => u.id));
     const missing = refs.find((r) => !ids.has(r.id));
     if (missing) throw unknownReference(missing.field);
@@ -165,11 +157,9 @@ export class ItemsService {
     replace: boolean,
   ): Promise<void> {
     if (!rows) return;
-    const tenantId = this.uow.tenantId;
-    if (replace) await this.uow.manager.delete(entity, { tenantId, itemId });
-    if (rows.length) {
-      await this.uow.manager.insert(entity, rows.map((r) => ({ ...r, tenantId, id: randomUUID(), itemId })));
-    }
+    const repo = this.uow.repository(entity);
+    if (replace) await repo.delete({ itemId });
+    if (rows.length) await repo.insert(rows.map((r) => ({ ...r, id: randomUUID(), itemId })));
   }
 }
 

@@ -16,7 +16,7 @@ export class LocationsService {
   ) {}
 
   private get repo() {
-    return this.uow.manager.getRepository(Location);
+    return this.uow.repository(Location);
   }
 
   /** The facility's whole tree: one query, nested in memory; siblings ordered by code. */
@@ -24,7 +24,7 @@ export class LocationsService {
     await this.facilities.find(facilityId);
     const rows = await this.repo
       .createQueryBuilder('l')
-      .where('l.tenantId = :tenantId AND l.facilityId = :facilityId', { tenantId: this.uow.tenantId, facilityId })
+      .where('l.facilityId = :facilityId', { facilityId })
       .orderBy('l.code', 'ASC')
       .addOrderBy('l.id', 'ASC')
       .getMany();
@@ -37,7 +37,7 @@ export class LocationsService {
     const location = await this.find(facilityId, id);
     const descendants = await this.repo
       .createQueryBuilder('l')
-      .where('l.tenantId = :tenantId AND l.facilityId = :facilityId', { tenantId: this.uow.tenantId, facilityId })
+      .where('l.facilityId = :facilityId', { facilityId })
       .andWhere('starts_with(l.path, :prefix)', { prefix: `${location.path}/` })
       .orderBy('l.code', 'ASC')
       .addOrderBy('l.id', 'ASC')
@@ -49,7 +49,7 @@ export class LocationsService {
     await this.facilities.find(facilityId);
     let path = dto.code;
     if (dto.parentId) {
-      const parent = await this.repo.findOneBy({ tenantId: this.uow.tenantId, id: dto.parentId });
+      const parent = await this.repo.findOne({ id: dto.parentId });
       if (!parent) throw unknownReference('parentId');
       if (parent.facilityId !== facilityId) throw invalidField('parentId', 'must be a location of the same facility');
       path = `${parent.path}/${dto.code}`;
@@ -60,7 +60,6 @@ export class LocationsService {
       () =>
         this.repo.insert({
           ...dto,
-          tenantId: this.uow.tenantId,
           id,
           facilityId,
           parentId: dto.parentId ?? null,
@@ -80,17 +79,14 @@ export class LocationsService {
     assertVersion(location.version, ifMatch);
     const fields = Object.fromEntries(Object.entries(dto).filter(([, v]) => v !== undefined)) as Partial<Location>;
     if (Object.keys(fields).length) {
-      await this.repo.update({ tenantId: this.uow.tenantId, id }, { ...fields, updatedBy: this.uow.userId });
+      await this.repo.update({ id }, { ...fields, updatedBy: this.uow.userId });
     }
     return this.get(facilityId, id);
   }
 
   /** A location of this facility, or 404 (also for one of another facility or tenant). */
   private async find(facilityId: string, id: string, forUpdate = false): Promise<Location> {
-    const location = await this.repo.findOne({
-      where: { tenantId: this.uow.tenantId, facilityId, id },
-      ...(forUpdate ? { lock: { mode: 'pessimistic_write' as const } } : {}),
-    });
+    const location = await this.repo.findOne({ facilityId, id }, { lock: forUpdate ? 'update' : undefined });
     if (!location) throw notFound('Location');
     return location;
   }
