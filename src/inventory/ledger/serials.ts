@@ -20,20 +20,25 @@ export class Serials {
 
   private async takeOut(l: ResolvedLine): Promise<void> {
     const n = l.qty.abs().toNumber();
+    // The serials are picked once, in a materialized CTE: as a `WHERE id IN (SELECT … LIMIT n FOR UPDATE)`
+    // subquery the plan may rescan it, and a rescan skips the rows this very statement already updated
+    // and takes the next ones (more than n serials out of stock for n units, seen under load).
     // Wrapped in a SELECT: TypeORM returns a bare UPDATE … RETURNING as [rows, rowCount], not rows.
     const taken: Array<{ serial_no: string }> = await this.uow.manager.query(
-      `WITH taken AS (
+      `WITH picked AS MATERIALIZED (
+         SELECT id FROM serials
+          WHERE tenant_id = $1 AND item_id = $2 AND in_stock AND location_id = $3
+            AND lot_id IS NOT DISTINCT FROM $4 AND status_id = $5
+            AND ($6::text[] IS NULL OR serial_no = ANY($6::text[]))
+          ORDER BY serial_no LIMIT $7 FOR UPDATE),
+       taken AS (
          UPDATE serials s SET in_stock = false, updated_at = now()
-          WHERE s.tenant_id = $1 AND s.id IN (
-                SELECT id FROM serials
-                 WHERE tenant_id = $1 AND item_id = $2 AND in_stock AND location_id = $3
-                   AND lot_id IS NOT DISTINCT FROM $4 AND status_id = $5
-                   AND ($6::text[] IS NULL OR serial_no = ANY($6::text[]))
-                 ORDER BY serial_no LIMIT $7 FOR UPDATE)
+           FROM picked p WHERE s.tenant_id = $1 AND s.id = p.id
           RETURNING s.serial_no)
        SELECT serial_no FROM taken ORDER BY serial_no`,
       [this.uow.tenantId, l.item.id, l.location.id, l.lot?.id ?? null, l.status.id, l.serialNos.length ? l.serialNos : null, n],
     );
+    if (taken.length > n) throw new Error(`took ${taken.length} serials of ${l.item.itemNo} for ${n} units`);
     if (taken.length < n) {
       const missing = l.serialNos.filter((s) => !taken.some((t) => t.serial_no === s));
       if (missing.length) throw invalidField(at(l.field, 'serialNos'), `not in stock at this location: ${missing.join(', ')}`);
