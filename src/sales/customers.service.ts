@@ -2,56 +2,40 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { assertVersion, invalidState, notFound, unknownReference, withDuplicateMessages } from '../common/errors';
 import { likePattern, page } from '../common/pagination';
-import { SqlFilters } from '../common/sql-filters';
 import { UnitOfWork } from '../database/unit-of-work';
-import { auditView } from '../documents/document-store';
+import { documentAudit } from '../common/entity';
+import { Customer } from './customer.entity';
 import { CreateCustomerDto, CustomerQuery, UpdateCustomerDto } from './sales.dto';
 
-export interface CustomerRow {
-  id: string;
-  code: string;
-  name: string;
-  email: string | null;
-  phone: string | null;
-  address: string | null;
-  is_active: boolean;
-  version: number;
-  created_by: string;
-  updated_by: string;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export const customerView = (c: CustomerRow) => ({
+export const customerView = (c: Customer) => ({
   id: c.id,
   code: c.code,
   name: c.name,
   email: c.email,
   phone: c.phone,
   address: c.address,
-  isActive: c.is_active,
-  ...auditView(c),
+  isActive: c.isActive,
+  ...documentAudit(c),
 });
 export type CustomerView = ReturnType<typeof customerView>;
 
-const COLUMNS = 'id, code, name, email, phone, address, is_active, version, created_by, updated_by, created_at, updated_at';
 const duplicateCode = (code: string) => ({ customers_code_key: `A customer with code "${code}" already exists` });
 
-/** Customer master data: code unique per tenant; inactive customers take no new orders. */
+/** Customer master data: code unique per tenant; inactive customers take no new orders. Read and written through the tenant repository. */
 @Injectable()
 export class CustomersService {
   constructor(private readonly uow: UnitOfWork) {}
 
-  private get m() {
-    return this.uow.manager;
+  private get repo() {
+    return this.uow.repository(Customer);
   }
 
   /** Newest first (createdAt, then id); q searches code and name through customer_search (index-backed under RLS). */
   async list(query: CustomerQuery) {
-    const f = new SqlFilters(this.uow.tenantId)
-      .add('is_active = ?', query.isActive)
-      .add('id IN (SELECT id FROM customer_search(?))', query.q && likePattern(query.q));
-    const { rows, count } = await f.pageOf<CustomerRow>(this.m, `SELECT ${COLUMNS} FROM customers WHERE ${f.where}`, 'created_at DESC, id DESC', query);
+    const qb = this.repo.createQueryBuilder('c').orderBy('c.createdAt', 'DESC').addOrderBy('c.id', 'DESC');
+    if (query.isActive !== undefined) qb.where('c.isActive = :isActive', { isActive: query.isActive });
+    if (query.q) qb.where('c.id IN (SELECT id FROM customer_search(:q))', { q: likePattern(query.q) });
+    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
     return page(rows.map(customerView), count, query);
   }
 
@@ -59,8 +43,8 @@ export class CustomersService {
     return customerView(await this.find(id));
   }
 
-  private async find(id: string, lock = ''): Promise<CustomerRow> {
-    const [row]: CustomerRow[] = await this.m.query(`SELECT ${COLUMNS} FROM customers WHERE tenant_id = $1 AND id = $2${lock}`, [this.uow.tenantId, id]);
+  private async find(id: string, lock?: 'update'): Promise<Customer> {
+    const row = await this.repo.findOne({ id }, { lock });
     if (!row) throw notFound('Customer');
     return row;
   }
@@ -69,41 +53,31 @@ export class CustomersService {
    * A customer referenced by an order (404 naming the field), share-locked so it cannot be deactivated
    * under the order; inactive ones take no new orders (409).
    */
-  async reference(id: string, field: string): Promise<CustomerRow> {
-    const [row]: CustomerRow[] = await this.m.query(`SELECT ${COLUMNS} FROM customers WHERE tenant_id = $1 AND id = $2 FOR SHARE`, [this.uow.tenantId, id]);
+  async reference(id: string, field: string): Promise<Customer> {
+    const row = await this.repo.findOne({ id }, { lock: 'share' });
     if (!row) throw unknownReference(field);
-    if (!row.is_active) throw invalidState(`Customer ${row.code} is inactive`);
+    if (!row.isActive) throw invalidState(`Customer ${row.code} is inactive`);
     return row;
   }
 
   async create(dto: CreateCustomerDto): Promise<CustomerView> {
     const id = randomUUID();
     await withDuplicateMessages(duplicateCode(dto.code), () =>
-      this.m.query(
-        `INSERT INTO customers (tenant_id, id, code, name, email, phone, address, is_active, created_by, updated_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
-        [this.uow.tenantId, id, dto.code, dto.name, dto.email ?? null, dto.phone ?? null, dto.address ?? null, dto.isActive ?? true, this.uow.userId],
-      ),
+      this.repo.insert({
+        id, code: dto.code, name: dto.name, email: dto.email ?? null, phone: dto.phone ?? null, address: dto.address ?? null,
+        isActive: dto.isActive ?? true, createdBy: this.uow.userId, updatedBy: this.uow.userId,
+      }),
     );
     return this.get(id);
   }
 
+  /** The given fields (a nullable one's null clears it); version + 1. */
   async update(id: string, dto: UpdateCustomerDto, ifMatch?: number): Promise<CustomerView> {
-    const c = await this.find(id, ' FOR UPDATE');
+    const c = await this.find(id, 'update');
     assertVersion(c.version, ifMatch);
-    if (Object.values(dto).every((v) => v === undefined)) return customerView(c);
-    const pick = <T>(given: T | undefined, stored: T) => (given === undefined ? stored : given);
-    await withDuplicateMessages(duplicateCode(dto.code ?? c.code), () =>
-      this.m.query(
-        `UPDATE customers SET code = $3, name = $4, email = $5, phone = $6, address = $7, is_active = $8,
-                version = version + 1, updated_by = $9, updated_at = now()
-          WHERE tenant_id = $1 AND id = $2`,
-        [
-          this.uow.tenantId, id, pick(dto.code, c.code), pick(dto.name, c.name), pick(dto.email, c.email), pick(dto.phone, c.phone),
-          pick(dto.address, c.address), pick(dto.isActive, c.is_active), this.uow.userId,
-        ],
-      ),
-    );
+    const fields = Object.fromEntries(Object.entries(dto).filter(([, v]) => v !== undefined)) as Partial<Customer>;
+    if (!Object.keys(fields).length) return customerView(c);
+    await withDuplicateMessages(duplicateCode(dto.code ?? c.code), () => this.repo.update({ id }, { ...fields, updatedBy: this.uow.userId }));
     return this.get(id);
   }
 }
