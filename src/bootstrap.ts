@@ -17,6 +17,7 @@ import { DatabaseConnector } from './database/connector';
 import { Metrics } from './metrics/metrics';
 import { SERVICE_NAME, SERVICE_VERSION } from './health/health.controller';
 import { clientErrorAsJson, Drain, drains } from './shutdown';
+import { RESPONSE_CLASSES } from './common/responses';
 
 /** helmet's headers for this service's configuration (src/common/security-headers.ts). */
 const SECURITY = securityHeaders({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false });
@@ -76,7 +77,7 @@ export async function createApp(settings: Settings, databaseUrl: string, logger:
       .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
       .addSecurityRequirements('bearer')
       .build();
-    SwaggerModule.setup('docs', app, () => completeDocument(documentIdempotencyKey(SwaggerModule.createDocument(app, openapi)), app), {
+    SwaggerModule.setup('docs', app, () => completeDocument(documentIdempotencyKey(SwaggerModule.createDocument(app, openapi, { extraModels: [...RESPONSE_CLASSES] })), app), {
       jsonDocumentUrl: 'openapi.json',
       customSiteTitle: SERVICE_NAME,
     });

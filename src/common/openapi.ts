@@ -3,6 +3,7 @@ import { DiscoveryService } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { PERMISSIONS_KEY, PUBLIC_KEY } from '../auth/decorators';
 import type { ErrorCode } from './errors';
+import { RESPONSE_CLASSES, RESPONSE_KEY } from './responses';
 import { VERSIONED_KEY } from './versioning';
 
 type Operation = {
@@ -106,8 +107,16 @@ export function completeDocument(doc: OpenAPIObject, app: INestApplication): Ope
       // The success answer: a page for a collection GET, else one record.
       const success = Object.keys(op.responses ?? {}).find((code) => code.startsWith('2'));
       const isList = method === 'get' && !/\}$/.test(path) && path.startsWith('/v1/');
-      const schema = isPublic ? { type: 'object', additionalProperties: true } : { $ref: `#/components/schemas/${isList ? 'List' : 'Record'}` };
-      if (success && !op.responses[success].content) op.responses[success].content = { 'application/json': { schema } };
+      // The resource's response class (`@Returns`) as one record or a page of them; free-form only where a
+      // route names none (none under /v1 does: test/platform/openapi checks it).
+      const returns = meta<Function | [Function]>(RESPONSE_KEY);
+      const resource = returns && { $ref: `#/components/schemas/${(Array.isArray(returns) ? returns[0] : returns).name}` };
+      const schema = isPublic
+        ? { type: 'object', additionalProperties: true }
+        : resource
+          ? isList && !Array.isArray(returns) ? pageOf(resource) : { type: 'object', required: ['data'], additionalProperties: false, properties: { data: Array.isArray(returns) ? { type: 'array', items: resource } : resource } }
+          : { $ref: `#/components/schemas/${isList ? 'List' : 'Record'}` };
+      if (success && (!op.responses[success].content || resource)) op.responses[success].content = { 'application/json': { schema } };
       // A single versioned record answers with its version as ETag (setETag, in UnitOfWorkInterceptor), for the next If-Match.
       if (success && !isPublic && !isList)
         (op.responses[success] as { headers?: object }).headers = {
@@ -136,5 +145,33 @@ export function completeDocument(doc: OpenAPIObject, app: INestApplication): Ope
       op.responses = { ...op.responses, ...responses };
     }
   }
+  // Response classes list every field: nothing else may appear in an answer.
+  for (const type of RESPONSE_CLASSES) closeSchema(doc, type.name);
   return doc;
+}
+
+/** A page of `item` records (CONTRACT §1). */
+const pageOf = (item: object) => ({
+  type: 'object',
+  required: ['data', 'count', 'limit', 'offset'],
+  additionalProperties: false,
+  properties: {
+    data: { type: 'array', items: item },
+    count: { type: 'integer', minimum: 0, description: 'all records matching the filters' },
+    limit: { type: 'integer', minimum: 0 },
+    offset: { type: 'integer', minimum: 0 },
+  },
+});
+
+/** A component schema and those it refers to, closed: `additionalProperties: false`. */
+function closeSchema(doc: OpenAPIObject, name: string, seen = new Set<string>()): void {
+  if (seen.has(name)) return;
+  seen.add(name);
+  const schema = doc.components?.schemas?.[name] as { properties?: Record<string, Record<string, unknown>>; additionalProperties?: boolean } | undefined;
+  if (!schema?.properties) return;
+  schema.additionalProperties = false;
+  for (const p of Object.values(schema.properties)) {
+    const ref = (p.$ref ?? (p.items as { $ref?: string } | undefined)?.$ref ?? (p.allOf as Array<{ $ref?: string }> | undefined)?.[0]?.$ref) as string | undefined;
+    if (ref) closeSchema(doc, ref.split('/').pop()!, seen);
+  }
 }

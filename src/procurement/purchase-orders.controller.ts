@@ -6,6 +6,8 @@ import { IfMatch } from '../common/versioning';
 import { CreatePurchaseOrderDto, CreateReceiptDto, PurchaseOrderQuery, UpdatePurchaseOrderDto } from './procurement.dto';
 import { GoodsReceiptsService } from './goods-receipts.service';
 import { PurchaseOrdersService } from './purchase-orders.service';
+import { Returns } from '../common/responses';
+import { PurchaseOrderResponse, ReceiptResponse } from './procurement.responses';
 
 const SHAPE =
   'A purchase order is {id, poNo, supplierId, facilityId, status: draft|submitted|approved|sent|partially_received|received|cancelled, ' +
@@ -18,6 +20,7 @@ const RECEIPT =
 const ID = 'Purchase order';
 
 @ApiTags('procurement')
+@Returns(PurchaseOrderResponse)
 @Controller('v1/procurement/purchase-orders')
 export class PurchaseOrdersController {
   constructor(
@@ -91,6 +94,7 @@ export class PurchaseOrdersController {
     return { data: await this.orders.cancel(id, ifMatch) };
   }
 
+  @Returns(ReceiptResponse)
   @Get(':id/receipts')
   @Permissions('procurement:read')
   @ApiOperation({ summary: 'The receipts of a purchase order', description: `Newest first. ${RECEIPT}` })
@@ -98,6 +102,7 @@ export class PurchaseOrdersController {
     return this.goodsReceipts.listReceipts(id);
   }
 
+  @Returns(ReceiptResponse)
   @Post(':id/receipts')
   @Permissions('procurement:write')
   @ApiOperation({

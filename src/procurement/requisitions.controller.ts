@@ -5,6 +5,8 @@ import { UuidParam } from '../common/uuid';
 import { IfMatch } from '../common/versioning';
 import { CreateRequisitionDto, RequisitionQuery, UpdateRequisitionDto } from './procurement.dto';
 import { RequisitionsService } from './requisitions.service';
+import { Returns } from '../common/responses';
+import { RequisitionResponse } from './procurement.responses';
 
 const SHAPE =
   'A requisition is {id, reqNo, facilityId, status: draft|submitted|approved|ordered, neededBy, notes, lines: [{id, lineNo, itemId, qty, ' +
@@ -12,6 +14,7 @@ const SHAPE =
 const ID = 'Requisition';
 
 @ApiTags('procurement')
+@Returns(RequisitionResponse)
 @Controller('v1/procurement/requisitions')
 export class RequisitionsController {
   constructor(private readonly requisitions: RequisitionsService) {}

@@ -5,11 +5,14 @@ import { UuidParam } from '../common/uuid';
 import { IF_MATCH, IfMatch } from '../common/versioning';
 import { CreateSupplierDto, SupplierQuery, UpdateSupplierDto } from './procurement.dto';
 import { SuppliersService } from './suppliers.service';
+import { Returns } from '../common/responses';
+import { SupplierResponse } from './procurement.responses';
 
 const SHAPE = 'A supplier is {id, code, name, email, phone, address, currency, isActive, version, createdBy, updatedBy, createdAt, updatedAt}.';
 export { IF_MATCH };
 
 @ApiTags('procurement')
+@Returns(SupplierResponse)
 @Controller('v1/procurement/suppliers')
 export class SuppliersController {
   constructor(private readonly suppliers: SuppliersService) {}

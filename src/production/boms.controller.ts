@@ -5,6 +5,8 @@ import { UuidParam } from '../common/uuid';
 import { IfMatch } from '../common/versioning';
 import { BomsService } from './boms.service';
 import { BomQuery, CreateBomDto, UpdateBomDto } from './production.dto';
+import { Returns } from '../common/responses';
+import { BomResponse } from './production.responses';
 
 const SHAPE =
   'A BOM is {id, itemId, versionNo, status: draft|active|obsolete, outputQty, notes, components: [{id, lineNo, itemId, qtyPer, uomId, ' +
@@ -12,6 +14,7 @@ const SHAPE =
 const CYCLE = 'A component that is the output item, or whose active BOM uses the output item at any depth → 409 invalid_state ("cycle").';
 
 @ApiTags('production')
+@Returns(BomResponse)
 @Controller('v1/production/boms')
 export class BomsController {
   constructor(private readonly boms: BomsService) {}

@@ -5,6 +5,8 @@ import { UuidParam } from '../common/uuid';
 import { IfMatch } from '../common/versioning';
 import { CompleteWorkOrderDto, CreateWorkOrderDto, WorkOrderQuery } from './production.dto';
 import { WorkOrdersService } from './work-orders.service';
+import { Returns } from '../common/responses';
+import { WorkOrderResponse } from './production.responses';
 
 const SHAPE =
   'A work order is {id, woNo, itemId, bomId, facilityId, qtyPlanned, qtyCompleted, status: draft|released|completed|cancelled, ' +
@@ -13,6 +15,7 @@ const SHAPE =
 const ID = 'Work order';
 
 @ApiTags('production')
+@Returns(WorkOrderResponse)
 @Controller('v1/production/work-orders')
 export class WorkOrdersController {
   constructor(private readonly orders: WorkOrdersService) {}

@@ -5,10 +5,13 @@ import { UuidParam } from '../common/uuid';
 import { IfMatch } from '../common/versioning';
 import { CustomersService } from './customers.service';
 import { CreateCustomerDto, CustomerQuery, UpdateCustomerDto } from './sales.dto';
+import { Returns } from '../common/responses';
+import { CustomerResponse } from './sales.responses';
 
 const SHAPE = 'A customer is {id, code, name, email, phone, address, isActive, version, createdBy, updatedBy, createdAt, updatedAt}.';
 
 @ApiTags('sales')
+@Returns(CustomerResponse)
 @Controller('v1/sales/customers')
 export class CustomersController {
   constructor(private readonly customers: CustomersService) {}

@@ -5,6 +5,8 @@ import { UuidParam } from '../common/uuid';
 import { IfMatch } from '../common/versioning';
 import { CreateSalesOrderDto, SalesOrderQuery, ShipSalesOrderDto, UpdateSalesOrderDto } from './sales.dto';
 import { SalesOrdersService } from './sales-orders.service';
+import { Returns } from '../common/responses';
+import { SalesOrderResponse } from './sales.responses';
 
 const SHAPE =
   'A sales order is {id, orderNo, customerId, facilityId, status: draft|open|partially_shipped|shipped|cancelled, requestedDate, notes, ' +
@@ -14,6 +16,7 @@ const SHAPE =
 const ID = 'Sales order';
 
 @ApiTags('sales')
+@Returns(SalesOrderResponse)
 @Controller('v1/sales/orders')
 export class SalesOrdersController {
   constructor(private readonly orders: SalesOrdersService) {}

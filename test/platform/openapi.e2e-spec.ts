@@ -109,11 +109,33 @@ describe('the OpenAPI description is complete and valid', () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       const get = ops.get;
       if (!get || !path.startsWith('/v1/') || path.includes('{')) continue;
-      const ref = get.responses['200'].content!['application/json'].schema.$ref;
+      const schema = get.responses['200'].content!['application/json'].schema as { required?: string[] };
       const body = (await t.get(path).expect(200)).body;
-      const keys = Object.keys(body).sort();
-      expect({ path, keys }).toEqual({ path, keys: ref === '#/components/schemas/List' ? ['count', 'data', 'limit', 'offset'] : ['data'] });
-      if (ref === '#/components/schemas/List') expect({ path, array: Array.isArray(body.data) }).toEqual({ path, array: true });
+      expect({ path, keys: Object.keys(body).sort() }).toEqual({ path, keys: [...(schema.required ?? [])].sort() });
     }
+  });
+
+  it('types every /v1 record field by field: each success answer names a closed component schema, every property typed, required listed', () => {
+    const schemas = doc.components.schemas as Record<string, { type?: string; properties?: Record<string, { type?: string; $ref?: string; items?: object }>; required?: string[]; additionalProperties?: boolean }>;
+    const loose: string[] = [];
+    const named = new Set<string>();
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      if (!path.startsWith('/v1/')) continue;
+      for (const [method, op] of Object.entries(ops)) {
+        const success = Object.entries(op.responses).find(([code]) => code.startsWith('2'));
+        const schema = success?.[1].content?.['application/json']?.schema as { properties?: { data?: { $ref?: string; items?: { $ref?: string } } } } | undefined;
+        const ref = schema?.properties?.data?.$ref ?? schema?.properties?.data?.items?.$ref;
+        if (!ref) loose.push(`${method.toUpperCase()} ${path}`);
+        else named.add(ref.split('/').pop()!);
+      }
+    }
+    expect(loose).toEqual([]);
+    for (const name of named) {
+      const s = schemas[name];
+      expect({ name, closed: s.additionalProperties }).toEqual({ name, closed: false });
+      expect({ name, required: [...(s.required ?? [])].sort() }).toEqual({ name, required: Object.keys(s.properties ?? {}).filter((k) => !['locationId', 'qtyReserved'].includes(k) || name !== 'AvailabilityResponse').sort() });
+      for (const [field, p] of Object.entries(s.properties ?? {})) expect({ name, field, typed: !!(p.type || p.$ref) }).toEqual({ name, field, typed: true });
+    }
+    expect(named.size).toBeGreaterThanOrEqual(20);
   });
 });

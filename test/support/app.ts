@@ -6,6 +6,7 @@ import type * as Bootstrap from '../../src/bootstrap';
 import type * as SettingsModule from '../../src/config/settings';
 import { fromDist, nativeRequire } from './dist';
 import { TestIdp } from './idp';
+import { registerApp, unregisterApp } from './openapi-check';
 
 const { createApp } = fromDist<typeof Bootstrap>('bootstrap');
 const { loadSettings } = fromDist<typeof SettingsModule>('config/settings');
@@ -51,6 +52,9 @@ export async function startApp(env: Record<string, string> = {}, databaseUrl = t
   // A real listening socket: parallel requests each get their own connection, as from real clients.
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
+  const base = `http://127.0.0.1:${port}`;
+  // Every answer this app gives the spec's client is checked against its OpenAPI description.
+  if (settings.OPENAPI_ENABLED) registerApp(base, (await request(base).get('/openapi.json').expect(200)).body);
   return {
     app,
     idp,
@@ -58,6 +62,7 @@ export async function startApp(env: Record<string, string> = {}, databaseUrl = t
     http: request(`http://127.0.0.1:${port}`),
     db: app.get<DataSource>(getDataSourceToken()),
     close: async () => {
+      unregisterApp(base);
       await app.close();
       await idp.stop();
     },

@@ -7,10 +7,13 @@ import { CreateFacilityDto } from './dto/create-facility.dto';
 import { FacilityQuery } from './dto/facility-query.dto';
 import { UpdateFacilityDto } from './dto/update-facility.dto';
 import { FacilitiesService } from './facilities.service';
+import { Returns } from '../../common/responses';
+import { FacilityResponse } from '../catalog.responses';
 
 const FACILITY_SHAPE = 'A facility is {id, code, name, type, address, isActive, version, createdAt, updatedAt}.';
 
 @ApiTags('catalog')
+@Returns(FacilityResponse)
 @Controller('v1/facilities')
 export class FacilitiesController {
   constructor(private readonly facilities: FacilitiesService) {}

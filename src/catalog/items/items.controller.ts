@@ -7,6 +7,8 @@ import { CreateItemDto } from './dto/create-item.dto';
 import { ItemQuery } from './dto/item-query.dto';
 import { UpdateItemDto } from './dto/update-item.dto';
 import { ItemsService } from './items.service';
+import { Returns } from '../../common/responses';
+import { ItemResponse } from '../catalog.responses';
 
 const ITEM_SHAPE =
   'An item is {id, itemNo, name, description, itemKind, baseUomId, lotTracking, serialTracking, expiryTracking, isActive, ' +
@@ -14,6 +16,7 @@ const ITEM_SHAPE =
   'uomConversions[{uomId, factor}] (ordered by factor; 1 uomId = factor base units), version, createdAt, updatedAt}.';
 
 @ApiTags('catalog')
+@Returns(ItemResponse)
 @Controller('v1/items')
 export class ItemsController {
   constructor(private readonly items: ItemsService) {}

@@ -6,16 +6,20 @@ import { IfMatch } from '../../common/versioning';
 import { CreateLocationDto } from './dto/create-location.dto';
 import { UpdateLocationDto } from './dto/update-location.dto';
 import { LocationsService } from './locations.service';
+import { Returns } from '../../common/responses';
+import { LocationResponse } from '../catalog.responses';
 
 const LOCATION_SHAPE =
   'A location is {id, facilityId, parentId, code, name, type, path, isActive, version, createdAt, updatedAt, children[]}; ' +
   "path is the codes from the root joined by '/' (e.g. A/A-01/A-01-03); children are ordered by code.";
 
 @ApiTags('catalog')
+@Returns(LocationResponse)
 @Controller('v1/facilities/:facilityId/locations')
 export class LocationsController {
   constructor(private readonly locations: LocationsService) {}
 
+  @Returns([LocationResponse])
   @Get()
   @Permissions('catalog:read')
   @ApiOperation({ summary: "The facility's location tree", description: `{data: [root locations, each with nested children]}. ${LOCATION_SHAPE}` })

@@ -4,8 +4,11 @@ import { Permissions } from '../../auth/decorators';
 import { PageQuery } from '../../common/pagination';
 import { CreateUomDto } from './dto/create-uom.dto';
 import { UomsService } from './uoms.service';
+import { Returns } from '../../common/responses';
+import { UomResponse } from '../catalog.responses';
 
 @ApiTags('catalog')
+@Returns(UomResponse)
 @Controller('v1/uoms')
 export class UomsController {
   constructor(private readonly uoms: UomsService) {}

@@ -3,8 +3,11 @@ import { ApiTags, ApiOperation } from '@nestjs/swagger';
 import { Permissions } from '../../auth/decorators';
 import { LedgerService } from '../ledger/ledger.service';
 import { CreateAdjustmentDto } from './dto/create-adjustment.dto';
+import { Returns } from '../../common/responses';
+import { TransactionResponse } from '../inventory.responses';
 
 @ApiTags('inventory')
+@Returns(TransactionResponse)
 @Controller('v1/inventory/adjustments')
 export class AdjustmentsController {
   constructor(private readonly ledger: LedgerService) {}

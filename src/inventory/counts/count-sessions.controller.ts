@@ -5,6 +5,8 @@ import { UuidParam } from '../../common/uuid';
 import { IfMatch } from '../../common/versioning';
 import { CountSessionsService } from './count-sessions.service';
 import { CountLinesDto, CountSessionQuery, CreateCountSessionDto } from './dto/count-session.dto';
+import { Returns } from '../../common/responses';
+import { CountSessionResponse } from '../inventory.responses';
 
 const SHAPE =
   'A count session is {id, sessionNo, facilityId, status: open|completed|cancelled, notes, transactionId, completedAt, ' +
@@ -13,6 +15,7 @@ const SHAPE =
 const SESSION = 'Count session';
 
 @ApiTags('inventory')
+@Returns(CountSessionResponse)
 @Controller('v1/inventory/count-sessions')
 export class CountSessionsController {
   constructor(private readonly sessions: CountSessionsService) {}

@@ -5,6 +5,8 @@ import { UuidParam } from '../../common/uuid';
 import { IfMatch } from '../../common/versioning';
 import { CreatePolicyDto, PolicyQuery, UpdatePolicyDto } from './dto/policy.dto';
 import { PoliciesService } from './policies.service';
+import { Returns } from '../../common/responses';
+import { PolicyResponse, SuggestionResponse } from '../inventory.responses';
 
 const SHAPE =
   'A reorder policy is {id, itemId, facilityId, minQty, maxQty, safetyStock, reorderQty, leadTimeDays, isActive, version, ' +
@@ -12,6 +14,7 @@ const SHAPE =
 const POLICY = 'Reorder policy';
 
 @ApiTags('inventory')
+@Returns(PolicyResponse)
 @Controller('v1/inventory/policies')
 export class PoliciesController {
   constructor(private readonly policies: PoliciesService) {}
@@ -24,6 +27,7 @@ export class PoliciesController {
   }
 
   // Declared before ':id', which would otherwise take "suggestions" as an id.
+  @Returns(SuggestionResponse)
   @Get('suggestions')
   @Permissions('inventory:read')
   @ApiOperation({

@@ -7,8 +7,11 @@ import { IfMatch } from '../../common/versioning';
 import { LedgerService } from '../ledger/ledger.service';
 import { AllocateDto, AllocationQuery, CreateReservationDto, ReservationQuery, UpdateReservationDto } from './dto/reservation.dto';
 import { ReservationsService } from './reservations.service';
+import { Returns } from '../../common/responses';
+import { AllocationResponse, ReservationResponse } from '../inventory.responses';
 
 @ApiTags('inventory')
+@Returns(ReservationResponse)
 @Controller('v1/inventory')
 export class ReservationsController {
   constructor(
@@ -83,6 +86,7 @@ export class ReservationsController {
     return { data: await this.ledger.fulfill(id, ifMatch) };
   }
 
+  @Returns(AllocationResponse)
   @Get('allocations')
   @Permissions('inventory:read')
   @ApiOperation({ summary: 'List allocations' })

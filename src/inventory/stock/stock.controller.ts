@@ -7,6 +7,8 @@ import { AvailabilityQuery, BalanceQuery, LotQuery, SerialQuery, TransactionQuer
 import { CreateStatusDto } from './dto/create-status.dto';
 import { StatusesService } from './statuses.service';
 import { StockService } from './stock.service';
+import { Returns } from '../../common/responses';
+import { AvailabilityResponse, BalanceResponse, LotResponse, SerialResponse, StockStatusResponse, TransactionResponse } from '../inventory.responses';
 
 @ApiTags('inventory')
 @Controller('v1/inventory')
@@ -16,6 +18,7 @@ export class StockController {
     private readonly statuses: StatusesService,
   ) {}
 
+  @Returns(BalanceResponse)
   @Get('balances')
   @Permissions('inventory:read')
   @ApiOperation({ summary: 'Stock balances by item, location, lot and status' })
@@ -23,6 +26,7 @@ export class StockController {
     return this.stock.balances(query);
   }
 
+  @Returns(AvailabilityResponse)
   @Get('availability')
   @Permissions('inventory:read')
   @ApiOperation({ summary: 'Availability: on hand, allocated, reserved and available to promise' })
@@ -30,6 +34,7 @@ export class StockController {
     return this.stock.availability(query);
   }
 
+  @Returns(TransactionResponse)
   @Get('transactions')
   @Permissions('inventory:read')
   @ApiOperation({ summary: 'List ledger transactions with their lines' })
@@ -37,6 +42,7 @@ export class StockController {
     return this.stock.transactions(query);
   }
 
+  @Returns(TransactionResponse)
   @Get('transactions/:id')
   @Permissions('inventory:read')
   @ApiOperation({ summary: 'One ledger transaction with its lines' })
@@ -44,6 +50,7 @@ export class StockController {
     return { data: await this.stock.transaction(id) };
   }
 
+  @Returns(LotResponse)
   @Get('lots')
   @Permissions('inventory:read')
   @ApiOperation({ summary: 'List lots' })
@@ -51,6 +58,7 @@ export class StockController {
     return this.stock.lots(query);
   }
 
+  @Returns(SerialResponse)
   @Get('serials')
   @Permissions('inventory:read')
   @ApiOperation({ summary: 'List serial numbers and where they are' })
@@ -58,6 +66,7 @@ export class StockController {
     return this.stock.serials(query);
   }
 
+  @Returns(StockStatusResponse)
   @Get('statuses')
   @Permissions('inventory:read')
   @ApiOperation({ summary: 'List stock statuses' })
@@ -65,6 +74,7 @@ export class StockController {
     return this.statuses.list(query);
   }
 
+  @Returns(StockStatusResponse)
   @Post('statuses')
   @Permissions('inventory:write')
   @ApiOperation({ summary: 'Create a stock status' })

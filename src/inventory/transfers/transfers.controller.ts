@@ -5,6 +5,8 @@ import { UuidParam } from '../../common/uuid';
 import { IfMatch } from '../../common/versioning';
 import { CreateTransferDto, TransferQuery, UpdateTransferDto } from './dto/transfer.dto';
 import { TransfersService } from './transfers.service';
+import { Returns } from '../../common/responses';
+import { TransferResponse } from '../inventory.responses';
 
 const SHAPE =
   'A transfer order is {id, transferNo, fromFacilityId, toFacilityId, status: draft|shipped|received|cancelled, notes, ' +
@@ -12,6 +14,7 @@ const SHAPE =
   'version, createdBy, updatedBy, createdAt, updatedAt}; quantities in the item\'s base unit.';
 
 @ApiTags('inventory')
+@Returns(TransferResponse)
 @Controller('v1/inventory/transfers')
 export class TransfersController {
   constructor(private readonly transfers: TransfersService) {}
