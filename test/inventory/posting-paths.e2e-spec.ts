@@ -6,8 +6,11 @@ import { newTenant, startApp, Tenant, TestContext } from '../support/app';
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
 const { Client } = nativeRequire('pg') as { Client: { prototype: { query: (...args: unknown[]) => unknown } } };
 
-/** Cases per run (the issue asks for at least 2,000); POSTING_PATH_RUNS overrides. */
-const RUNS = Number(process.env.POSTING_PATH_RUNS ?? 2000);
+/** Who the reservation expiry job records on what it releases. */
+const SWEEPER = 'system:reservation-expiry';
+
+/** Cases per run: at least 2,000 compared even when a few are left out (swept); POSTING_PATH_RUNS overrides. */
+const RUNS = Number(process.env.POSTING_PATH_RUNS ?? 2040);
 
 /**
  * The one-statement adjustment (DirectPostings) and the full posting path must give the same answer and
@@ -162,8 +165,8 @@ describe('the two posting paths (direct and full) agree', () => {
         WHERE l.tenant_id = $1 AND l.item_id = $2 ORDER BY t.posted_at, t.id, l.line_no`,
       [g.t.tenantId, built.item.id],
     );
-    const holds = await sql(`SELECT status, qty_allocated::text AS allocated FROM reservations WHERE tenant_id = $1 AND item_id = $2`, [g.t.tenantId, built.item.id]);
-    return anon({ answer, balances, position, ledger, holds });
+    const holds = await sql(`SELECT status, qty_allocated::text AS allocated, updated_by = $3 AS swept FROM reservations WHERE tenant_id = $1 AND item_id = $2`, [g.t.tenantId, built.item.id, SWEEPER]);
+    return anon({ answer, balances, position, ledger, holds }) as { holds: Array<{ swept: boolean }> };
   }
 
   it(`gives the same answer and leaves the same stock for ${RUNS} generated states`, async () => {
@@ -171,6 +174,7 @@ describe('the two posting paths (direct and full) agree', () => {
     const b = await ground(await newTenant(full));
     const cases = fc.sample(states, { numRuns: RUNS, seed: Number(process.env.POSTING_PATH_SEED ?? Date.now() % 100000) });
     const differences: string[] = [];
+    let swept = 0;
     const answers = new Map<string, number>();
     let next = 0;
     const worker = async () => {
@@ -183,6 +187,12 @@ describe('the two posting paths (direct and full) agree', () => {
           full.http.post('/v1/inventory/adjustments').set(b.t.auth).send(builtB.body),
         ]);
         const [outA, outB] = await Promise.all([outcome(a, builtA, resA), outcome(b, builtB, resB)]);
+        // The expiry job of another spec's app (another process on the same database) released an expired
+        // hold of this case meanwhile: the states differ by that sweep, not by the path. Not compared.
+        if ([...outA.holds, ...outB.holds].some((h) => h.swept)) {
+          swept++;
+          continue;
+        }
         const key = `${resA.status} ${resA.body.error ?? ''}`;
         answers.set(key, (answers.get(key) ?? 0) + 1);
         if (JSON.stringify(outA) !== JSON.stringify(outB)) {
@@ -191,7 +201,9 @@ describe('the two posting paths (direct and full) agree', () => {
       }
     };
     await Promise.all(Array.from({ length: 6 }, worker));
-    process.stdout.write(`posting paths: ${RUNS} cases, direct statement posted ${directPosted} and handed over ${directDeclined}; answers ${JSON.stringify([...answers].sort())}\n`);
+    expect(swept).toBeLessThan(RUNS / 50);
+    if (!process.env.POSTING_PATH_RUNS) expect(RUNS - swept).toBeGreaterThanOrEqual(2000);
+    process.stdout.write(`posting paths: ${RUNS} cases (${swept} left out: swept by another process's expiry job), direct statement posted ${directPosted} and handed over ${directDeclined}; answers ${JSON.stringify([...answers].sort())}\n`);
     expect(differences.slice(0, 5)).toEqual([]);
     // The comparison means something only if both ways were taken, and answers of every kind were compared.
     expect(directPosted).toBeGreaterThan(RUNS / 10);
