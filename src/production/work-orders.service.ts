@@ -136,7 +136,9 @@ export class WorkOrdersService {
   /** draft → released: every component reserved at the facility, all or nothing (409 listing every shortfall). */
   async release(id: string, ifMatch?: number): Promise<WorkOrderView> {
     const w = await this.store.lockFor('release', id, ifMatch);
-    const components = await this.componentsOf([id]);
+    // Reserved in the positions' lock order (item id), whatever the BOM's order, as a sales order's open:
+    // work orders whose BOMs list the same components in opposite order queue instead of deadlocking.
+    const components = (await this.componentsOf([id])).sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : a.line_no - b.line_no));
     const reservations = await this.ledger.reserveAll(components.map((c) => ({
       itemId: c.item_id, facilityId: w.facility_id, qty: c.qty_required, demandType: 'work_order' as const,
       demandId: id, demandLineId: c.id, field: `components[${c.line_no - 1}]`,

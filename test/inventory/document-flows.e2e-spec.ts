@@ -75,7 +75,7 @@ describe('document flows', () => {
       expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
     });
 
-    it('completes work orders whose BOMs list the components in opposite order at once: no deadlock, every completion 200', async () => {
+    it('releases, then completes, work orders whose BOMs list the components in opposite order at once: no deadlock, every answer 200', async () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t, { items: [] });
       const [a, b, c] = await stockItems(t, f, 3, 1000);
@@ -88,12 +88,13 @@ describe('document flows', () => {
       const orders: string[] = [];
       for (let i = 0; i < pairs; i++) {
         for (const product of [p1, p2]) {
-          const wo = (await t.post('/v1/production/work-orders', { itemId: product.id, qtyPlanned: 3, facilityId: f.facility.id, outputLocationId: f.location.id }).expect(201)).body.data;
-          await t.post(`/v1/production/work-orders/${wo.id}/release`).expect(200);
-          orders.push(wo.id);
+          orders.push((await t.post('/v1/production/work-orders', { itemId: product.id, qtyPlanned: 3, facilityId: f.facility.id, outputLocationId: f.location.id }).expect(201)).body.data.id);
         }
       }
       const before = deadlocks;
+      // Releases reserve every component: in the positions' order, whatever the BOM's.
+      const released = await Promise.all(orders.map((id) => t.post(`/v1/production/work-orders/${id}/release`).then((r) => r.status)));
+      expect(released).toEqual(orders.map(() => 200));
       const answers = await Promise.all(orders.map((id) => t.post(`/v1/production/work-orders/${id}/complete`).then((r) => r.status)));
       expect(answers).toEqual(orders.map(() => 200));
       expect(deadlocks - before).toBe(0);
@@ -297,17 +298,35 @@ describe('document flows', () => {
       await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
       const order = await salesOrderIn(t, 'shipped', { facilityId: f.facility.id, lines: [{ itemId: f.item.id, qty: 2, unitPrice: 1 }] });
       const po = await purchaseOrderIn(t, 'sent', { facilityId: f.facility.id, itemId: f.item.id });
+      const other = await t.post('/v1/facilities', { code: 'TO', name: 'Other' }).expect(201);
+      const dock = (await t.post(`/v1/facilities/${other.body.data.id}/locations`, { code: 'D', name: 'Dock' }).expect(201)).body.data;
+      const transfer = (await t.post('/v1/inventory/transfers', {
+        fromFacilityId: f.facility.id, toFacilityId: other.body.data.id, lines: [{ itemId: f.item.id, qty: 1, fromLocationId: f.location.id, toLocationId: dock.id }],
+      }).expect(201)).body.data;
+      await t.post(`/v1/inventory/transfers/${transfer.id}/ship`).expect(200);
+      await t.post(`/v1/inventory/transfers/${transfer.id}/receive`).expect(200);
+      const product = await newItem(t, f.uom('EA'));
+      const bom = (await t.post('/v1/production/boms', { itemId: product.id, components: [{ itemId: f.item.id, qtyPer: 1 }] }).expect(201)).body.data;
+      await t.post(`/v1/production/boms/${bom.id}/activate`).expect(200);
+      const wo = (await t.post('/v1/production/work-orders', { itemId: product.id, qtyPlanned: 1, facilityId: f.facility.id, outputLocationId: f.location.id }).expect(201)).body.data;
+      await t.post(`/v1/production/work-orders/${wo.id}/release`).expect(200);
+      await t.post(`/v1/production/work-orders/${wo.id}/complete`).expect(200);
       await t.post(`/v1/procurement/purchase-orders/${po.id}/receipts`, { lines: [{ poLineId: po.lines[0].id, qty: 4, locationId: f.location.id }] }).expect(201);
       expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
       // Corrupted as the superuser, outside the service: the documents now say more than was posted.
       await sql(`UPDATE sales_order_lines SET qty_shipped_base = qty_shipped_base + 1 WHERE tenant_id = $1 AND sales_order_id = $2`, [t.tenantId, order.id]);
       await sql(`UPDATE purchase_order_lines SET qty_received_base = qty_received_base - 1 WHERE tenant_id = $1 AND purchase_order_id = $2`, [t.tenantId, po.id]);
+      await sql(`UPDATE transfer_order_lines SET qty_received = 0 WHERE tenant_id = $1 AND transfer_order_id = $2`, [t.tenantId, transfer.id]);
+      await sql(`UPDATE work_order_components SET qty_issued = 0 WHERE tenant_id = $1 AND work_order_id = $2`, [t.tenantId, wo.id]);
       const violations = await verifyLedger(sql, t.tenantId);
       expect(violations.map((v) => v.check)).toEqual(['documents_match_postings']);
       expect(violations[0].rows).toEqual(expect.arrayContaining([
         expect.objectContaining({ document_type: 'sales_order', document_id: order.id, item_id: f.item.id, document_qty: '3.000000', posted_qty: '2.000000' }),
         expect.objectContaining({ document_type: 'purchase_order', document_id: po.id, item_id: f.item.id, document_qty: '3.000000', posted_qty: '4.000000' }),
+        expect.objectContaining({ document_type: 'transfer_in', document_id: transfer.id, item_id: f.item.id, document_qty: '0.000000', posted_qty: '1.000000' }),
+        expect.objectContaining({ document_type: 'work_order', document_id: wo.id, item_id: f.item.id, posted_qty: '-1.000000' }),
       ]));
+      expect(violations[0].rows).toHaveLength(4);
     });
   });
 });

@@ -114,7 +114,7 @@ export const INVARIANT_CHECKS: InvariantCheck[] = [
   },
   {
     name: 'documents_match_postings',
-    description: "what documents say they shipped, received and issued equals their ledger postings, per document and item (sales orders' shipments, purchase orders' receipts, work orders' components and output)",
+    description: "what documents say they shipped, received and issued equals their ledger postings, per document and item (sales orders' shipments, purchase orders' receipts, work orders' components and output, transfer orders' shipments and receipts)",
     sql: `
       WITH doc AS (
         SELECT l.tenant_id, 'sales_order' AS document_type, l.sales_order_id AS document_id, l.item_id, sum(l.qty_shipped_base) AS qty
@@ -127,7 +127,11 @@ export const INVARIANT_CHECKS: InvariantCheck[] = [
         UNION ALL
         SELECT c.tenant_id, 'work_order', c.work_order_id, c.item_id, -sum(c.qty_issued) FROM work_order_components c GROUP BY 1, 2, 3, 4
         UNION ALL
-        SELECT w.tenant_id, 'work_order', w.id, w.item_id, w.qty_completed FROM work_orders w WHERE w.qty_completed > 0),
+        SELECT w.tenant_id, 'work_order', w.id, w.item_id, w.qty_completed FROM work_orders w WHERE w.qty_completed > 0
+        UNION ALL
+        SELECT tenant_id, 'transfer_out', transfer_order_id, item_id, sum(qty_shipped) FROM transfer_order_lines GROUP BY 1, 2, 3, 4
+        UNION ALL
+        SELECT tenant_id, 'transfer_in', transfer_order_id, item_id, sum(qty_received) FROM transfer_order_lines GROUP BY 1, 2, 3, 4),
       posted AS (
         SELECT t.tenant_id, 'sales_order' AS document_type, t.source_id AS document_id, l.item_id, -sum(l.qty_delta) AS qty
           FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
@@ -143,6 +147,11 @@ export const INVARIANT_CHECKS: InvariantCheck[] = [
         SELECT t.tenant_id, 'work_order', t.source_id, l.item_id, sum(l.qty_delta)
           FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
          WHERE t.type = 'production' AND t.source_type = 'work_order'
+         GROUP BY 1, 2, 3, 4
+        UNION ALL
+        SELECT t.tenant_id, t.type, t.source_id, l.item_id, abs(sum(l.qty_delta))
+          FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
+         WHERE t.type IN ('transfer_out', 'transfer_in') AND t.source_type = 'transfer_order'
          GROUP BY 1, 2, 3, 4)
       SELECT coalesce(d.tenant_id, p.tenant_id) AS tenant_id, coalesce(d.document_type, p.document_type) AS document_type,
              coalesce(d.document_id, p.document_id) AS document_id, coalesce(d.item_id, p.item_id) AS item_id,
