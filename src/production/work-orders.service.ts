@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
-import { invalidField, invalidState, notFound, unknownReference } from '../common/errors';
+import { AppError, invalidField, invalidState, notFound, unknownReference } from '../common/errors';
 import { page } from '../common/pagination';
 import { SqlFilters } from '../common/sql-filters';
 import { UnitOfWork } from '../database/unit-of-work';
@@ -142,7 +142,14 @@ export class WorkOrdersService {
     const reservations = await this.ledger.reserveAll(components.map((c) => ({
       itemId: c.item_id, facilityId: w.facility_id, qty: c.qty_required, demandType: 'work_order' as const,
       demandId: id, demandLineId: c.id, field: `components[${c.line_no - 1}]`,
-    })));
+    }))).catch((err: unknown) => {
+      // A shortage lists its short components in the BOM's order (they were reserved in item order).
+      if (err instanceof AppError && err.code === 'insufficient_stock' && err.details) {
+        const index = (field?: string) => Number(/^components\[(\d+)\]/.exec(field ?? '')?.[1] ?? 0);
+        throw new AppError(err.status, err.code, err.message, [...err.details].sort((a, b) => index(a.field) - index(b.field)));
+      }
+      throw err;
+    });
     await this.m.query(
       `UPDATE work_order_components c SET reservation_id = k.reservation_id
          FROM unnest($3::uuid[], $4::uuid[]) AS k(id, reservation_id)
