@@ -9,6 +9,9 @@ export interface InvariantCheck {
   sql: string;
 }
 
+/** A numeric zero with the quantities' scale, for sums that are empty on one side. */
+const ZERO = '0::numeric(20,6)';
+
 export const INVARIANT_CHECKS: InvariantCheck[] = [
   {
     name: 'balance_equals_ledger',
@@ -115,50 +118,37 @@ export const INVARIANT_CHECKS: InvariantCheck[] = [
   {
     name: 'documents_match_postings',
     description: "what documents say they shipped, received and issued equals their ledger postings, per document and item (sales orders' shipments, purchase orders' receipts, work orders' components and output, transfer orders' shipments and receipts)",
+    // One row per document line and per ledger line, summed per (tenant, document, item) at the top: no
+    // join, so `tenant_id = $1` (verifyLedger's filter) reaches every scan below the aggregate.
     sql: `
-      WITH doc AS (
-        SELECT l.tenant_id, 'sales_order' AS document_type, l.sales_order_id AS document_id, l.item_id, sum(l.qty_shipped_base) AS qty
-          FROM sales_order_lines l JOIN items i ON i.tenant_id = l.tenant_id AND i.id = l.item_id AND i.item_kind = 'stock'
-         GROUP BY 1, 2, 3, 4
-        UNION ALL
-        SELECT l.tenant_id, 'purchase_order', l.purchase_order_id, l.item_id, sum(l.qty_received_base)
-          FROM purchase_order_lines l JOIN items i ON i.tenant_id = l.tenant_id AND i.id = l.item_id AND i.item_kind = 'stock'
-         GROUP BY 1, 2, 3, 4
-        UNION ALL
-        SELECT c.tenant_id, 'work_order', c.work_order_id, c.item_id, -sum(c.qty_issued) FROM work_order_components c GROUP BY 1, 2, 3, 4
-        UNION ALL
-        SELECT w.tenant_id, 'work_order', w.id, w.item_id, w.qty_completed FROM work_orders w WHERE w.qty_completed > 0
-        UNION ALL
-        SELECT tenant_id, 'transfer_out', transfer_order_id, item_id, sum(qty_shipped) FROM transfer_order_lines GROUP BY 1, 2, 3, 4
-        UNION ALL
-        SELECT tenant_id, 'transfer_in', transfer_order_id, item_id, sum(qty_received) FROM transfer_order_lines GROUP BY 1, 2, 3, 4),
-      posted AS (
-        SELECT t.tenant_id, 'sales_order' AS document_type, t.source_id AS document_id, l.item_id, -sum(l.qty_delta) AS qty
-          FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
-         WHERE t.type = 'shipment' AND t.source_type = 'sales_order'
-         GROUP BY 1, 2, 3, 4
-        UNION ALL
-        SELECT t.tenant_id, 'purchase_order', r.purchase_order_id, l.item_id, sum(l.qty_delta)
-          FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
-          JOIN receipts r ON r.tenant_id = t.tenant_id AND r.id = t.source_id
-         WHERE t.type = 'receipt' AND t.source_type = 'receipt'
-         GROUP BY 1, 2, 3, 4
-        UNION ALL
-        SELECT t.tenant_id, 'work_order', t.source_id, l.item_id, sum(l.qty_delta)
-          FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
-         WHERE t.type = 'production' AND t.source_type = 'work_order'
-         GROUP BY 1, 2, 3, 4
-        UNION ALL
-        SELECT t.tenant_id, t.type, t.source_id, l.item_id, abs(sum(l.qty_delta))
-          FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
-         WHERE t.type IN ('transfer_out', 'transfer_in') AND t.source_type = 'transfer_order'
-         GROUP BY 1, 2, 3, 4)
-      SELECT coalesce(d.tenant_id, p.tenant_id) AS tenant_id, coalesce(d.document_type, p.document_type) AS document_type,
-             coalesce(d.document_id, p.document_id) AS document_id, coalesce(d.item_id, p.item_id) AS item_id,
-             d.qty AS document_qty, p.qty AS posted_qty
-        FROM doc d
-        FULL JOIN posted p ON p.tenant_id = d.tenant_id AND p.document_type = d.document_type AND p.document_id = d.document_id AND p.item_id = d.item_id
-       WHERE coalesce(d.qty, 0) <> coalesce(p.qty, 0)`,
+      SELECT tenant_id, document_type, document_id, item_id, sum(doc) AS document_qty, sum(posted) AS posted_qty
+        FROM (
+          SELECT l.tenant_id, 'sales_order' AS document_type, l.sales_order_id AS document_id, l.item_id, l.qty_shipped_base AS doc, ${ZERO} AS posted
+            FROM sales_order_lines l JOIN items i ON i.tenant_id = l.tenant_id AND i.id = l.item_id AND i.item_kind = 'stock'
+          UNION ALL
+          SELECT l.tenant_id, 'purchase_order', l.purchase_order_id, l.item_id, l.qty_received_base, ${ZERO}
+            FROM purchase_order_lines l JOIN items i ON i.tenant_id = l.tenant_id AND i.id = l.item_id AND i.item_kind = 'stock'
+          UNION ALL
+          SELECT tenant_id, 'work_order', work_order_id, item_id, -qty_issued, ${ZERO} FROM work_order_components
+          UNION ALL
+          SELECT tenant_id, 'work_order', id, item_id, qty_completed, ${ZERO} FROM work_orders
+          UNION ALL
+          SELECT tenant_id, 'transfer_out', transfer_order_id, item_id, qty_shipped, ${ZERO} FROM transfer_order_lines
+          UNION ALL
+          SELECT tenant_id, 'transfer_in', transfer_order_id, item_id, qty_received, ${ZERO} FROM transfer_order_lines
+          UNION ALL
+          SELECT t.tenant_id, CASE t.type WHEN 'shipment' THEN 'sales_order' WHEN 'production' THEN 'work_order' ELSE t.type END, t.source_id, l.item_id,
+                 ${ZERO}, CASE WHEN t.type IN ('shipment', 'transfer_out') THEN -l.qty_delta ELSE l.qty_delta END
+            FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
+           WHERE (t.type = 'shipment' AND t.source_type = 'sales_order') OR (t.type = 'production' AND t.source_type = 'work_order')
+              OR (t.type IN ('transfer_out', 'transfer_in') AND t.source_type = 'transfer_order')
+          UNION ALL
+          SELECT t.tenant_id, 'purchase_order', r.purchase_order_id, l.item_id, ${ZERO}, l.qty_delta
+            FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
+            JOIN receipts r ON r.tenant_id = t.tenant_id AND r.id = t.source_id
+           WHERE t.type = 'receipt' AND t.source_type = 'receipt') x
+       GROUP BY tenant_id, document_type, document_id, item_id
+      HAVING sum(doc) <> sum(posted)`,
   },
 ];
 
