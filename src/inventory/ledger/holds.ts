@@ -189,11 +189,16 @@ export class Holds {
   /** Releases or cancels those of several reservations that still hold stock (a document's cancel), in one lock pass. */
   async releaseAll(ids: string[], outcome: 'released' | 'cancelled'): Promise<void> {
     if (!ids.length) return;
-    const rows: Array<ReservationRow & { lapsed: boolean }> = await this.m.query(
+    const rows = await this.lockRows(ids);
+    await this.free(rows.filter((r) => !r.lapsed && RESERVATION.allows('release', r.status)), outcome);
+  }
+
+  /** Reservation rows locked in id order, each with whether it has lapsed (expired, not yet released). */
+  private lockRows(ids: string[]): Promise<Array<ReservationRow & { lapsed: boolean }>> {
+    return this.m.query(
       prepared(`SELECT ${RESERVATION_COLUMNS}, ${LAPSED} AS lapsed FROM reservations r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) ORDER BY r.id FOR UPDATE`, GENERIC),
       [this.uow.tenantId, ids],
     );
-    await this.free(rows.filter((r) => !r.lapsed && RESERVATION.allows('release', r.status)), outcome);
   }
 
   /**
@@ -202,10 +207,7 @@ export class Holds {
    * so no action applies to it: acting on it would free or issue its holds a second time.
    */
   async lock(ids: string[], action?: Parameters<typeof RESERVATION.check>[0], ifMatch?: number, field?: (id: string) => string): Promise<ReservationRow[]> {
-    const rows: Array<ReservationRow & { lapsed: boolean }> = await this.m.query(
-      prepared(`SELECT ${RESERVATION_COLUMNS}, ${LAPSED} AS lapsed FROM reservations r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) ORDER BY r.id FOR UPDATE`, GENERIC),
-      [this.uow.tenantId, ids],
-    );
+    const rows = await this.lockRows(ids);
     const byId = new Map(rows.map((x) => [x.id, x]));
     return ids.map((id) => {
       const r = byId.get(id);

@@ -152,11 +152,7 @@ export class LedgerService {
   async lockedReservations(ids: string[]): Promise<ReservationView[]> {
     if (!ids.length) return [];
     const rows = await this.holds.lock(ids);
-    const allocations: AllocationRow[] = await this.uow.manager.query(
-      prepared(`SELECT ${ALLOCATION_COLUMNS} FROM allocations a
-        WHERE a.tenant_id = $1 AND a.reservation_id = ANY($2::uuid[]) AND ${ALLOCATION_LIVE} ORDER BY a.created_at, a.id`, GENERIC),
-      [this.uow.tenantId, ids],
-    );
+    const allocations = await this.liveAllocations(ids);
     return rows.map((r) => reservationView(r, allocations.filter((a) => a.reservation_id === r.id)));
   }
 
@@ -208,12 +204,16 @@ export class LedgerService {
       this.uow.tenantId, id,
     ]);
     if (!r) throw notFound('Reservation');
-    const allocations: AllocationRow[] = await this.uow.manager.query(
+    return reservationView(r, await this.liveAllocations([id]));
+  }
+
+  /** The live allocations of reservations, oldest first. */
+  private liveAllocations(ids: string[]): Promise<AllocationRow[]> {
+    return this.uow.manager.query(
       prepared(`SELECT ${ALLOCATION_COLUMNS} FROM allocations a
-        WHERE a.tenant_id = $1 AND a.reservation_id = $2 AND ${ALLOCATION_LIVE} ORDER BY a.created_at, a.id`, GENERIC),
-      [this.uow.tenantId, id],
+        WHERE a.tenant_id = $1 AND a.reservation_id = ANY($2::uuid[]) AND ${ALLOCATION_LIVE} ORDER BY a.created_at, a.id`, GENERIC),
+      [this.uow.tenantId, ids],
     );
-    return reservationView(r, allocations);
   }
 
   /** Every expired reservation of the current tenant is released (the expiry job); returns how many. */
