@@ -1,5 +1,6 @@
 import { FindManyOptions, FindOptionsWhere, ObjectLiteral, Repository, SelectQueryBuilder } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { assertVersion, notFound } from '../common/errors';
 
 /** An entity's fields without its tenant: what a module gives; the repository adds the tenant. */
 export type Untenanted<T> = Omit<T, 'tenantId'>;
@@ -18,6 +19,8 @@ export class TenantRepository<T extends ObjectLiteral & { tenantId: string }> {
   constructor(
     private readonly repo: Repository<T>,
     readonly tenantId: string,
+    /** The acting user, stamped as `updatedBy` by `touch`. */
+    private readonly userId?: string,
   ) {}
 
   private scoped(where?: TenantWhere<T> | TenantWhere<T>[]): FindOptionsWhere<T> | FindOptionsWhere<T>[] {
@@ -60,6 +63,28 @@ export class TenantRepository<T extends ObjectLiteral & { tenantId: string }> {
   async delete(where: TenantWhere<T>): Promise<number> {
     const result = await this.repo.delete(this.scoped(where) as FindOptionsWhere<T>);
     return result.affected ?? 0;
+  }
+
+  /**
+   * The one way a versioned row (a document or master data: an entity with a version column) is taken for
+   * a change: the row with `id`, locked for the rest of the unit of work (so concurrent changes of it
+   * queue), or 404 naming `what`; then If-Match: `ifMatch`, when given, must be its version (412).
+   */
+  async lockVersion(id: string, ifMatch: number | undefined, what: string): Promise<T> {
+    const row = await this.findOne({ id } as unknown as TenantWhere<T>, { lock: 'update' });
+    if (!row) throw notFound(what);
+    assertVersion((row as { version?: number }).version ?? 0, ifMatch);
+    return row;
+  }
+
+  /**
+   * The one way a versioned row changes: applies `patch` (may be empty) to the row with `id` as one UPDATE
+   * that also sets version + 1 and updated_at = now() (the entity's version and update-date columns) and
+   * `updatedBy` = the acting user.
+   */
+  async touch(id: string, patch: Untenanted<QueryDeepPartialEntity<T>> = {} as Untenanted<QueryDeepPartialEntity<T>>): Promise<void> {
+    if (!this.userId) throw new Error('touch needs the acting user: get the repository from the unit of work');
+    await this.update({ id } as unknown as TenantWhere<T>, { ...patch, updatedBy: this.userId } as Untenanted<QueryDeepPartialEntity<T>>);
   }
 
   /**

@@ -48,7 +48,7 @@ export class UnitOfWork {
    * `tenant_id`, and it runs in this unit of work's transaction. Fails closed outside a unit of work.
    */
   repository<T extends ObjectLiteral & { tenantId: string }>(entity: EntityTarget<T>): TenantRepository<T> {
-    return new TenantRepository(this.manager.getRepository(entity), this.tenantId);
+    return new TenantRepository(this.manager.getRepository(entity), this.tenantId, this.userId);
   }
 
   /** The current principal. Fails closed when there is none. */

@@ -1,4 +1,8 @@
-import { assertVersion, invalidState, notFound } from '../common/errors';
+import type { EntityTarget } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import type { DocumentEntity } from '../common/entity';
+import { invalidState, notFound } from '../common/errors';
+import type { TenantRepository, TenantWhere, Untenanted } from '../database/tenant-repository';
 import type { UnitOfWork } from '../database/unit-of-work';
 
 /** The audit columns every mutable document row has (snake_case, as pg returns them). */
@@ -54,22 +58,29 @@ export class Transitions<S extends string, A extends string> {
 }
 
 /**
- * The shared way a document module reads, locks and changes its header row (plain parameterised SQL,
- * the tenant named in every statement). One instance per document table.
+ * The shared way a document module reads, locks and changes its header row: through its entity's
+ * TenantRepository (the tenant is added to every statement), with versioning and If-Match done once for
+ * every versioned row (TenantRepository.lockVersion / touch) and the state machine checked here.
+ * One instance per document entity; it holds no state of a request (the repository comes from the
+ * current unit of work on each call).
  */
-export class DocumentStore<T extends DocumentRow, S extends string, A extends string> {
+export class DocumentStore<E extends DocumentEntity & { status: string }, S extends string, A extends string> {
   constructor(
     private readonly uow: UnitOfWork,
-    /** The header table, e.g. `transfer_orders`. */
-    readonly table: string,
+    readonly entity: EntityTarget<E>,
     readonly transitions: Transitions<S, A>,
     /** The document's number, for messages. */
-    readonly numberOf: (row: T) => string,
+    readonly numberOf: (row: E) => string,
   ) {}
 
+  /** The current unit of work's repository of the header entity. */
+  get repository(): TenantRepository<E> {
+    return this.uow.repository(this.entity);
+  }
+
   /** The header row, or 404. */
-  async find(id: string): Promise<T> {
-    const [row]: T[] = await this.uow.manager.query(`SELECT * FROM ${this.table} WHERE tenant_id = $1 AND id = $2`, [this.uow.tenantId, id]);
+  async find(id: string): Promise<E> {
+    const row = await this.repository.findOne({ id } as TenantWhere<E>);
     if (!row) throw notFound(this.transitions.what);
     return row;
   }
@@ -78,32 +89,22 @@ export class DocumentStore<T extends DocumentRow, S extends string, A extends st
    * Locks the header row for the rest of the unit of work (so concurrent actions on it queue), then
    * checks If-Match (412) and that the transition table allows `action` (409 naming the state).
    */
-  async lockFor(action: A, id: string, ifMatch?: number): Promise<T> {
-    const [row]: T[] = await this.uow.manager.query(`SELECT * FROM ${this.table} WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, [
-      this.uow.tenantId,
-      id,
-    ]);
-    if (!row) throw notFound(this.transitions.what);
-    assertVersion(row.version, ifMatch);
+  async lockFor(action: A, id: string, ifMatch?: number): Promise<E> {
+    const row = await this.repository.lockVersion(id, ifMatch, this.transitions.what);
     this.transitions.check(action, row.status, this.numberOf(row));
     return row;
   }
 
-  /**
-   * Applies `set` (an SQL SET list using $4, $5… for `params`, or '') to the header row: every change
-   * is version + 1, stamped with the acting user and now().
-   */
-  async touch(id: string, set = '', params: unknown[] = []): Promise<void> {
-    await this.uow.manager.query(
-      `UPDATE ${this.table} SET ${set ? `${set}, ` : ''}version = version + 1, updated_by = $3, updated_at = now()
-        WHERE tenant_id = $1 AND id = $2`,
-      [this.uow.tenantId, id, this.uow.userId, ...params],
-    );
+  /** Applies `patch` to the header row: every change is version + 1, stamped with the acting user and now(). */
+  touch(id: string, patch: Patch<E> = {}): Promise<void> {
+    return this.repository.touch(id, patch as Untenanted<QueryDeepPartialEntity<E>>);
   }
 
-  /** Moves the document to the target state of `action` (and applies `set`, as `touch`). */
-  async move(id: string, action: A, set = '', params: unknown[] = []): Promise<void> {
-    const n = params.length + 4;
-    await this.touch(id, `status = $${n}${set ? `, ${set}` : ''}`, [...params, this.transitions.target(action)]);
+  /** Moves the document to the target state of `action` (and applies `patch`, as `touch`). */
+  move(id: string, action: A, patch: Patch<E> = {}): Promise<void> {
+    return this.touch(id, { ...patch, status: this.transitions.target(action) } as Patch<E>);
   }
 }
+
+/** The header fields an action may set (the audit columns are the store's). */
+export type Patch<E> = Partial<Omit<QueryDeepPartialEntity<E>, 'tenantId' | 'id' | 'version' | 'createdBy' | 'updatedBy' | 'createdAt' | 'updatedAt'>>;

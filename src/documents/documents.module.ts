@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
-import { DocumentNumbers } from './numbering';
-import { CatalogRefs } from './references';
-import { UomConversion } from './uom-conversion';
+import { DocumentNumbers } from './numbering.sql';
+import { CatalogRefs } from './references.sql';
+import { UomConversion } from './uom-conversion.sql';
 
 /**
  * The document kit every document module uses (inventory, procurement, sales, production): numbering,

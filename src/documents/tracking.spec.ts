@@ -1,7 +1,7 @@
 import Decimal from 'decimal.js';
 import { AppError } from '../common/errors';
 import { qty } from './quantity';
-import type { ItemRef, LotRef } from './references';
+import type { ItemRef, LotRef } from './references.sql';
 import { checkBaseDecimals, checkLot, checkLotExpiry, checkLotId, checkLotOfItem, checkNewLotExpiry, checkSerials } from './tracking';
 import { failure } from '../../test/support/failure';
 

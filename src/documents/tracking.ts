@@ -1,7 +1,7 @@
 import type Decimal from 'decimal.js';
 import { invalidField, unknownReference } from '../common/errors';
 import { at } from './fields';
-import type { ItemRef, LotRef } from './references';
+import type { ItemRef, LotRef } from './references.sql';
 
 /**
  * The item tracking rules (CONTRACT §4), in one place for every document and the ledger:

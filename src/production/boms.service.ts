@@ -3,12 +3,12 @@ import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { invalidState, notFound } from '../common/errors';
 import { page } from '../common/pagination';
-import { SqlFilters } from '../common/sql-filters';
+import { SqlFilters } from '../database/filters.sql';
 import { UnitOfWork } from '../database/unit-of-work';
 import { auditView, DocumentRow, DocumentStore, Transitions } from '../documents/document-store';
 import { num, qty as toQty, sql } from '../documents/quantity';
-import { CatalogRefs } from '../documents/references';
-import { UomConversion } from '../documents/uom-conversion';
+import { CatalogRefs } from '../documents/references.sql';
+import { UomConversion } from '../documents/uom-conversion.sql';
 import { BomComponentDto, BomQuery, BomStatus, CreateBomDto, UpdateBomDto } from './production.dto';
 
 export interface BomRow extends DocumentRow {

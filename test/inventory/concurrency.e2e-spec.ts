@@ -1,10 +1,10 @@
-import type * as Verify from '../../src/inventory/ledger/verify';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { mixedWorkload, statusCounts } from './workload';
 
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 
 /**
  * Oversell and negative-stock races, proven with real parallel HTTP requests and then checked

@@ -1,9 +1,9 @@
-import type * as Verify from '../../src/inventory/ledger/verify';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist, nativeRequire } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
 import { adjust, inventoryFixture, InventoryFixture, newCustomer, newItem, purchaseOrderIn, salesOrderIn } from '../support/fixtures';
 
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 
 /**
  * Defects of the document flows found by probing them as a client would: each test here failed before

@@ -1,12 +1,12 @@
 import type * as ExpiryJobModule from '../../src/inventory/ledger/expiry-job';
-import type * as Verify from '../../src/inventory/ledger/verify';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist } from '../support/dist';
 import { startApp, TestContext } from '../support/app';
 import { adjust, tenantWithStock } from '../support/fixtures';
 import { sleep } from '../support/matchers';
 
 const { ExpiryJob, EXPIRY_JOB_USER } = fromDist<typeof ExpiryJobModule>('inventory/ledger/expiry-job');
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 
 /**
  * Expired reservations leave the request path: reads change nothing and take no locks, postings and new

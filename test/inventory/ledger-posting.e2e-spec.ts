@@ -1,6 +1,6 @@
 import type * as LedgerModule from '../../src/inventory/ledger/ledger.service';
 import type * as UowModule from '../../src/database/unit-of-work';
-import type * as Verify from '../../src/inventory/ledger/verify';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import type { Posting } from '../../src/inventory/ledger/posting';
 import { fromDist, nativeRequire } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
@@ -8,7 +8,7 @@ import { adjust, inventoryFixture, newItem } from '../support/fixtures';
 
 const { LedgerService } = fromDist<typeof LedgerModule>('inventory/ledger/ledger.service');
 const { UnitOfWork } = fromDist<typeof UowModule>('database/unit-of-work');
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 const { ClsService } = nativeRequire('nestjs-cls') as { ClsService: new (...args: never[]) => { run<T>(f: () => T): T; set(k: string, v: unknown): void } };
 
 /**

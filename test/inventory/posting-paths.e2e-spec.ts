@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import type * as Verify from '../../src/inventory/ledger/verify';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist, nativeRequire } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
 
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 const { Client } = nativeRequire('pg') as { Client: { prototype: { query: (...args: unknown[]) => unknown } } };
 
 /** Who the reservation expiry job records on what it releases. */

@@ -1,12 +1,12 @@
 import type * as ExpiryJobModule from '../../src/inventory/ledger/expiry-job';
-import type * as Verify from '../../src/inventory/ledger/verify';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist } from '../support/dist';
 import { newTenant, startApp, TestContext } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { statusCounts } from './workload';
 import { sleep } from '../support/matchers';
 
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 const { ExpiryJob } = fromDist<typeof ExpiryJobModule>('inventory/ledger/expiry-job');
 
 /** Interleavings that once broke the ledger, replayed deterministically or by brute force. */

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type * as Verify from '../../src/inventory/ledger/verify';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { ALL, newTenant, startApp, testDatabaseUrl, TestContext } from '../support/app';
 import { fromDist } from '../support/dist';
 import { ServiceProcess, startServiceProcess } from '../support/processes';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { Client, mixedWorkload, statusCounts } from './workload';
 
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 
 /**
  * Two service processes on one database: the invariants hold because the database holds them,

@@ -7,9 +7,9 @@ import { adjust, inventoryFixture } from '../support/fixtures';
 import { eventually, OutageDatabase } from '../support/outage';
 import { freePort } from '../support/ports';
 import { sleep } from '../support/matchers';
-import type * as Verify from '../../src/inventory/ledger/verify';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 
 /**
  * The database is killed (immediate shutdown: connections drop mid-statement) under a steady write load.

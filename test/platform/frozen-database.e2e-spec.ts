@@ -6,10 +6,10 @@ import { fromDist } from '../support/dist';
 import { adjust, inventoryFixture, onHand } from '../support/fixtures';
 import { eventually, OutageDatabase } from '../support/outage';
 import { freePort } from '../support/ports';
-import type * as Verify from '../../src/inventory/ledger/verify';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import type * as UowModule from '../../src/database/unit-of-work';
 
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 const { COMMIT_IN_DOUBT } = fromDist<typeof UowModule>('database/unit-of-work');
 
 /**

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import type * as Verify from '../../src/inventory/ledger/verify';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { startApp, TestContext } from '../support/app';
 import { fromDist } from '../support/dist';
 import { recordsOfEveryKind, routeWithIds } from '../support/fixtures';
@@ -35,7 +35,7 @@ const CODES = [
   'validation_failed', 'bad_request', 'unauthorized', 'forbidden', 'not_found', 'duplicate', 'invalid_state', 'insufficient_stock',
   'over_receipt', 'idempotency_conflict', 'version_conflict', 'payload_too_large', 'rate_limited',
 ];
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 // Runs per route (PROPERTY_RUNS); DEBUG_GEN=1 prints every refused request with its answer.
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 30);
 

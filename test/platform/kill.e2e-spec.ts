@@ -3,9 +3,9 @@ import { testDatabaseUrl } from '../support/app';
 import { fromDist, nativeRequire } from '../support/dist';
 import { startServiceProcess } from '../support/processes';
 import { sleep } from '../support/matchers';
-import type * as Verify from '../../src/inventory/ledger/verify';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 type PgClient = { connect(): Promise<void>; query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>; end(): Promise<void> };
 const { Client } = nativeRequire('pg') as { Client: new (o: { connectionString: string }) => PgClient };
 

@@ -2,9 +2,9 @@ import { newTenant, startApp, Tenant, TestContext } from '../support/app';
 import { adjust, InventoryFixture, inventoryFixture, lotId, newItem, onHand, transactionsOf } from '../support/fixtures';
 import { auditFields, ISO_MS, UUID } from '../support/matchers';
 import { fromDist } from '../support/dist';
-import type * as VerifyModule from '../../src/inventory/ledger/verify';
+import type * as VerifyModule from '../../src/inventory/ledger/verify.sql';
 
-const { verifyLedger } = fromDist<typeof VerifyModule>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof VerifyModule>('inventory/ledger/verify.sql');
 
 describe('Production: BOMs and work orders', () => {
   let ctx: TestContext;

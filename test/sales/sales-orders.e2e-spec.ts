@@ -1,4 +1,4 @@
-import type * as Verify from '../../src/inventory/ledger/verify';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
 import {
@@ -6,7 +6,7 @@ import {
 } from '../support/fixtures';
 import { auditFields, UUID } from '../support/matchers';
 
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify');
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 
 describe('Sales orders', () => {
   let ctx: TestContext;

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityTarget } from 'typeorm';
 import { invalidField, invalidState, notFound, unknownReference, withDuplicateMessages } from '../../common/errors';
 import { likePattern, Page, page } from '../../common/pagination';
-import { SqlFilters } from '../../common/sql-filters';
+import { SqlFilters } from '../../database/filters.sql';
 import { GENERIC, prepared } from '../../database/prepared';
 import { assertVersion } from '../../common/versioning';
 import { UnitOfWork } from '../../database/unit-of-work';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { page, PageQuery } from '../../common/pagination';
-import { SqlFilters } from '../../common/sql-filters';
+import { SqlFilters } from '../../database/filters.sql';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { CreateUomDto } from './dto/create-uom.dto';
 import { Uom, uomView } from './uom.entity';

@@ -3,17 +3,17 @@ import Decimal from 'decimal.js';
 import { constraintOf, notFound, validationFailed } from '../../common/errors';
 import { GENERIC, prepared } from '../../database/prepared';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
-import { AllocationRequest, Allocations } from './allocations';
+import { AllocationRequest, Allocations } from './allocations.sql';
 import { BalanceKey } from './counter-changes';
-import { COUNTER_CONSTRAINTS, Counters } from './counters';
-import { DirectPostings } from './direct';
-import { Holds } from './holds';
-import { HoldCheck, Issues } from './issues';
-import { Journal } from './journal';
-import { ALLOCATION_LIVE, RESERVATION_NOW } from './lapsed';
+import { COUNTER_CONSTRAINTS, Counters } from './counters.sql';
+import { DirectPostings } from './direct.sql';
+import { Holds } from './holds.sql';
+import { HoldCheck, Issues } from './issues.sql';
+import { Journal } from './journal.sql';
+import { ALLOCATION_LIVE, RESERVATION_NOW } from './lapsed.sql';
 import { Hold, IssueLine, isIssue, Pin, Posting, PostingLine } from './posting';
 import { lineDetail, PostingLines } from './posting-lines';
-import { Serials } from './serials';
+import { Serials } from './serials.sql';
 import { ALLOCATION_COLUMNS, AllocationRow, ReservationRow, reservationView, ReservationView, TransactionView } from './views';
 
 /**

@@ -3,11 +3,11 @@ import Decimal from 'decimal.js';
 import { ErrorDetail, invalidField } from '../../common/errors';
 import { UUID_PATTERN } from '../../common/uuid';
 import { qty as toQty } from '../../documents/quantity';
-import { at, CatalogRefs, ItemRef, LocationRef, StatusRef } from '../../documents/references';
+import { at, CatalogRefs, ItemRef, LocationRef, StatusRef } from '../../documents/references.sql';
 import { checkBaseDecimals, checkLot, checkSerials } from '../../documents/tracking';
 import { shortage } from './counter-changes';
-import { CounterRows, Counters } from './counters';
-import { FoundLot, Lots } from './lots';
+import { CounterRows, Counters } from './counters.sql';
+import { FoundLot, Lots } from './lots.sql';
 import { PostingLine } from './posting';
 
 /** A line to post with the quantity it takes from allocations (≤ 0; issue lines only). */

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { withDatabase } from '../../database/connect';
-import { INVARIANT_CHECKS, verifyLedger } from './verify';
+import { INVARIANT_CHECKS, verifyLedger } from './verify.sql';
 
 /**
  * `npm run ledger:verify [-- --tenant <uuid>]`: checks every ledger invariant by SQL (all tenants,

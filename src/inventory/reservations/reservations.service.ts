@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { invalidField, invalidState, unknownReference } from '../../common/errors';
 import { page } from '../../common/pagination';
-import { SqlFilters } from '../../common/sql-filters';
+import { SqlFilters } from '../../database/filters.sql';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { LedgerService } from '../ledger/ledger.service';
-import { ALLOCATION_LIVE, RESERVATION_NOW, RESERVATION_STATUS_NOW } from '../ledger/lapsed';
+import { ALLOCATION_LIVE, RESERVATION_NOW, RESERVATION_STATUS_NOW } from '../ledger/lapsed.sql';
 import { AllocationRow, allocationView, ReservationRow, reservationView } from '../ledger/views';
 import { AllocationQuery, ReservationQuery } from './dto/reservation.dto';
 

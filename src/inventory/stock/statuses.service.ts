@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { page, PageQuery } from '../../common/pagination';
-import { SqlFilters } from '../../common/sql-filters';
+import { SqlFilters } from '../../database/filters.sql';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { CreateStatusDto } from './dto/create-status.dto';
 

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { invalidField } from '../../common/errors';
 import { likePattern, page } from '../../common/pagination';
-import { SqlFilters } from '../../common/sql-filters';
+import { SqlFilters } from '../../database/filters.sql';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { num } from '../../documents/quantity';
 import { GENERIC, prepared } from '../../database/prepared';
-import { Journal } from '../ledger/journal';
-import { LAPSED_ALLOCATED, LAPSED_HOLDS } from '../ledger/lapsed';
+import { Journal } from '../ledger/journal.sql';
+import { LAPSED_ALLOCATED, LAPSED_HOLDS } from '../ledger/lapsed.sql';
 import { TransactionRow } from '../ledger/views';
 import { AvailabilityQuery, BalanceQuery, LotQuery, SerialQuery, TransactionQuery } from './dto/stock-queries.dto';
 

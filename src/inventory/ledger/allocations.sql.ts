@@ -3,12 +3,12 @@ import Decimal from 'decimal.js';
 import { insufficientStock, invalidField } from '../../common/errors';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Qty, qty as toQty, sql, sum } from '../../documents/quantity';
-import { CatalogRefs, ItemRef, LocationRef, LotRef, unique } from '../../documents/references';
+import { CatalogRefs, ItemRef, LocationRef, LotRef, unique } from '../../documents/references.sql';
 import { checkLotId } from '../../documents/tracking';
 import { FreeStock, planAllocation } from './allocation-planner';
 import { BALANCE_ORDER, BalanceDelta, PositionDelta, positionKey } from './counter-changes';
-import { Counters } from './counters';
-import { Holds, positiveQty, RESERVATION, statusOf } from './holds';
+import { Counters } from './counters.sql';
+import { Holds, positiveQty, RESERVATION, statusOf } from './holds.sql';
 import { Pin } from './posting';
 import { ReservationRow } from './views';
 

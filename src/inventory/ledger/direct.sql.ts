@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { constraintOf } from '../../common/errors';
 import { GENERIC, prepared } from '../../database/prepared';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
-import { nextNumberSql } from '../../documents/numbering';
+import { nextNumberSql } from '../../documents/numbering.sql';
 import { qty as toQty, sql } from '../../documents/quantity';
 import { Settings } from '../../config/settings';
 import { Metrics } from '../../metrics/metrics';
-import { COUNTER_CONSTRAINTS, LOT_KEY } from './counters';
-import { LAPSED } from './lapsed';
+import { COUNTER_CONSTRAINTS, LOT_KEY } from './counters.sql';
+import { LAPSED } from './lapsed.sql';
 import { isIssue, Posting, PostingLine } from './posting';
 import { LineRow, TransactionRow, transactionView, TransactionView } from './views';
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppError, invalidField } from '../../common/errors';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { qty as toQty } from '../../documents/quantity';
-import { at } from '../../documents/references';
+import { at } from '../../documents/references.sql';
 import { shortage } from './counter-changes';
 import { lineDetail, ResolvedLine } from './posting-lines';
 

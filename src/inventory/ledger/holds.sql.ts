@@ -6,13 +6,13 @@ import { AppError, assertVersion, insufficientStock, invalidField, invalidState,
 import { GENERIC, prepared } from '../../database/prepared';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Transitions } from '../../documents/document-store';
-import { DocumentNumbers, nextNumberSql } from '../../documents/numbering';
+import { DocumentNumbers, nextNumberSql } from '../../documents/numbering.sql';
 import { Qty, qty as toQty, sql } from '../../documents/quantity';
-import { at, CatalogRefs, ItemRef } from '../../documents/references';
+import { at, CatalogRefs, ItemRef } from '../../documents/references.sql';
 import { checkBaseDecimals } from '../../documents/tracking';
 import { BalanceDelta, PositionDelta, positionKey, shortage } from './counter-changes';
-import { AFTER_COUNTERS, CounterRows, CounterWrite, Counters } from './counters';
-import { LAPSED, LAPSED_HOLDS, RESERVATION_NOW } from './lapsed';
+import { AFTER_COUNTERS, CounterRows, CounterWrite, Counters } from './counters.sql';
+import { LAPSED, LAPSED_HOLDS, RESERVATION_NOW } from './lapsed.sql';
 import { Hold } from './posting';
 import { ALLOCATION_COLUMNS, AllocationRow, RESERVATION_COLUMNS, ReservationRow } from './views';
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { at, ItemRef } from '../../documents/references';
+import { at, ItemRef } from '../../documents/references.sql';
 import { checkLotExpiry, checkLotOfItem, checkNewLotExpiry } from '../../documents/tracking';
 
 /** What a line says about its lot: an existing lot by id, or a lot number (new ones take the expiry). */

@@ -3,7 +3,7 @@ import Decimal from 'decimal.js';
 import { GENERIC, prepared } from '../../database/prepared';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
 import { qty as toQty, sql } from '../../documents/quantity';
-import type { SqlRider } from '../../documents/references';
+import type { SqlRider } from '../../documents/references.sql';
 import {
   BALANCE_ORDER, BalanceDelta, BalanceKey, balanceKey, balanceShortage, mergeBalances, mergePositions, PositionDelta, positionKey, PositionRow, positionShortage, shortage, sortBy,
 } from './counter-changes';
