@@ -1,4 +1,4 @@
-import { FindManyOptions, FindOptionsWhere, ObjectLiteral, Repository, SelectQueryBuilder } from 'typeorm';
+import { EntityMetadata, FindManyOptions, FindOptionsWhere, ObjectLiteral, Repository, SelectQueryBuilder } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { assertVersion, notFound } from '../common/errors';
 
@@ -22,6 +22,11 @@ export class TenantRepository<T extends ObjectLiteral & { tenantId: string }> {
     /** The acting user, stamped as `updatedBy` by `touch`. */
     private readonly userId?: string,
   ) {}
+
+  /** The entity's mapping (columns, relations), e.g. for `recordOf`. */
+  get metadata(): EntityMetadata {
+    return this.repo.metadata;
+  }
 
   private scoped(where?: TenantWhere<T> | TenantWhere<T>[]): FindOptionsWhere<T> | FindOptionsWhere<T>[] {
     const tenant = { tenantId: this.tenantId } as FindOptionsWhere<T>;

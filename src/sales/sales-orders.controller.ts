@@ -8,11 +8,10 @@ import { SalesOrdersService } from './sales-orders.service';
 import { Returns } from '../common/responses';
 import { SalesOrderResponse } from './sales.responses';
 
+// The fields are the SalesOrderResponse schema's; this says what they mean.
 const SHAPE =
-  'A sales order is {id, orderNo, customerId, facilityId, status: draft|open|partially_shipped|shipped|cancelled, requestedDate, notes, ' +
-  'lines: [{id, lineNo, itemId, qty, uomId, unitPrice, qtyShipped, reservationId}], totalAmount, version, createdBy, updatedBy, createdAt, ' +
-  'updatedAt}; qty and qtyShipped in the line\'s uomId; reservationId: the stock line\'s hold from open on (null for non_stock and service ' +
-  'lines, and before open); totalAmount = Σ qty × unitPrice, exact.';
+  'Status draft|open|partially_shipped|shipped|cancelled; qty and qtyShipped in the line\'s uomId; reservationId: the stock line\'s hold ' +
+  'from open on (null for non_stock and service lines, and before open); totalAmount = Σ qty × unitPrice, exact.';
 const ID = 'Sales order';
 
 @ApiTags('sales')

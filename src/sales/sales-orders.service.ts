@@ -1,36 +1,28 @@
 import { Injectable } from '@nestjs/common';
-import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
-import { AppError, ErrorDetail, insufficientStock, invalidState, notFound, unknownReference } from '../common/errors';
+import { In } from 'typeorm';
+import { AppError, ErrorDetail, insufficientStock, invalidState } from '../common/errors';
 import { likePattern, page } from '../common/pagination';
-import { SqlFilters } from '../database/filters.sql';
 import { UnitOfWork } from '../database/unit-of-work';
 import { DocumentStore } from '../documents/document-store';
 import { DocumentNumbers } from '../documents/numbering.sql';
-import { qty as toQty, sql, sum } from '../documents/quantity';
+import { sql as numeric, Qty, qty as toQty, sum } from '../documents/quantity';
 import { activeItem, CatalogRefs } from '../documents/references.sql';
 import { UomConversion } from '../documents/uom-conversion.sql';
 import { LedgerService } from '../inventory/ledger/ledger.service';
 import { IssueLine } from '../inventory/ledger/posting';
-import { ReservationView } from '../inventory/ledger/views';
 import { CustomersService } from './customers.service';
-import { byPosition, HOLDING, SALES_ORDER, SalesOrderView, SO_COLUMNS, SoLineRow, SoRow, soView } from './sales-order-rows';
+import { SalesOrder, SalesOrderLine } from './sales-order.entity';
+import { SALES_ORDER, soView } from './sales-order-views';
+import { addShipped, insertLines, NewSoLine, setReservations } from './sales-orders.sql';
 import { outstanding, SalesShipping } from './sales-shipping';
 import { CreateSalesOrderDto, SalesOrderLineDto, SalesOrderQuery, ShipSalesOrderDto, SoStatus, UpdateSalesOrderDto } from './sales.dto';
-
-/** A checked order line: quantity in its UOM, and in base units (rounded up). */
-interface NewSoLine {
-  itemId: string;
-  uomId: string;
-  qty: Decimal;
-  qtyBase: Decimal;
-  unitPrice: Decimal;
-}
+import { SalesOrderResponse } from './sales.responses';
 
 /** Sales orders: reserve on open, ship through one ledger posting per call, release on cancel. */
 @Injectable()
 export class SalesOrdersService {
-  private readonly store: DocumentStore<SoRow, SoStatus, keyof typeof SALES_ORDER.table>;
+  private readonly store: DocumentStore<SalesOrder, SoStatus, keyof typeof SALES_ORDER.table>;
 
   constructor(
     private readonly uow: UnitOfWork,
@@ -41,69 +33,70 @@ export class SalesOrdersService {
     private readonly customers: CustomersService,
     private readonly shipping: SalesShipping,
   ) {
-    this.store = new DocumentStore(uow, 'sales_orders', SALES_ORDER, (r) => r.order_no);
+    this.store = new DocumentStore(uow, SalesOrder, SALES_ORDER, (o) => o.orderNo);
   }
 
-  private get m() {
-    return this.uow.manager;
+  private get orders() {
+    return this.uow.repository(SalesOrder);
+  }
+
+  private get lines() {
+    return this.uow.repository(SalesOrderLine);
   }
 
   /** Newest first (createdAt, then id); q: order number or customer name (sales_order_search, index-backed under RLS). */
   async list(query: SalesOrderQuery) {
-    const f = new SqlFilters(this.uow.tenantId)
-      .add('status = ?', query.status)
-      .add('customer_id = ?', query.customerId)
-      .add('facility_id = ?', query.facilityId)
-      .add('id IN (SELECT id FROM sales_order_search(?))', query.q && likePattern(query.q));
-    const { rows, count } = await f.pageOf<SoRow>(this.m, `SELECT ${SO_COLUMNS} FROM sales_orders WHERE ${f.where}`, 'created_at DESC, id DESC', query);
+    const qb = this.orders.createQueryBuilder('o').orderBy('o.createdAt', 'DESC').addOrderBy('o.id', 'DESC');
+    if (query.status) qb.where('o.status = :status', { status: query.status });
+    if (query.customerId) qb.where('o.customerId = :customerId', { customerId: query.customerId });
+    if (query.facilityId) qb.where('o.facilityId = :facilityId', { facilityId: query.facilityId });
+    if (query.q) qb.where('o.id IN (SELECT id FROM sales_order_search(:q))', { q: likePattern(query.q) });
+    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
     const lines = await this.linesOf(rows.map((r) => r.id));
-    return page(rows.map((r) => soView(r, lines.filter((l) => l.sales_order_id === r.id))), count, query);
+    return page(rows.map((r) => this.view(r, lines.filter((l) => l.salesOrderId === r.id))), count, query);
   }
 
-  async get(id: string): Promise<SalesOrderView> {
-    const [row]: SoRow[] = await this.m.query(`SELECT ${SO_COLUMNS} FROM sales_orders WHERE tenant_id = $1 AND id = $2`, [this.uow.tenantId, id]);
-    if (!row) throw notFound('Sales order');
-    return soView(row, await this.linesOf([id]));
+  async get(id: string): Promise<SalesOrderResponse> {
+    const order = await this.store.find(id);
+    return this.view(order, await this.linesOf([id]));
   }
 
-  async create(dto: CreateSalesOrderDto): Promise<SalesOrderView> {
+  /** Creates a draft: the body's fields as they are (the entity's columns), its lines numbered 1..n. */
+  async create(dto: CreateSalesOrderDto): Promise<SalesOrderResponse> {
+    const { lines: given, ...fields } = dto;
     await this.customers.reference(dto.customerId, 'customerId');
     await this.refs.facility(dto.facilityId, 'facilityId', 'new');
-    const lines = await this.checkLines(dto.lines ?? []);
+    const lines = await this.checkLines(given ?? []);
     const id = randomUUID();
     const orderNo = await this.numbers.next('SO');
-    await this.m.query(
-      `INSERT INTO sales_orders (tenant_id, id, order_no, customer_id, facility_id, status, requested_date, notes, total_amount, created_by, updated_by)
-       VALUES ($1, $2, $3, $4, $5, 'draft', $6, $7, $8, $9, $9)`,
-      [this.uow.tenantId, id, orderNo, dto.customerId, dto.facilityId, dto.requestedDate ?? null, dto.notes ?? null, sql(total(lines)), this.uow.userId],
-    );
-    await this.writeLines(id, lines);
+    await this.orders.insert({
+      ...fields,
+      id,
+      orderNo,
+      status: 'draft',
+      totalAmount: numeric(total(lines)),
+      createdBy: this.uow.userId,
+      updatedBy: this.uow.userId,
+    });
+    if (lines.length) await insertLines(this.uow.manager, this.uow.tenantId, id, lines);
     return this.get(id);
   }
 
-  /** Draft only. A given `lines` replaces all lines; the total follows the lines. */
-  async update(id: string, dto: UpdateSalesOrderDto, ifMatch?: number): Promise<SalesOrderView> {
-    const o = await this.store.lockFor('change', id, ifMatch);
-    if (Object.values(dto).every((v) => v === undefined)) return this.get(id);
-    if (dto.customerId !== undefined) await this.customers.reference(dto.customerId, 'customerId');
-    if (dto.facilityId !== undefined) await this.refs.facility(dto.facilityId, 'facilityId', 'new');
-    let totalAmount = toQty(o.total_amount);
-    if (dto.lines) {
-      const lines = await this.checkLines(dto.lines);
-      await this.m.query(`DELETE FROM sales_order_lines WHERE tenant_id = $1 AND sales_order_id = $2`, [this.uow.tenantId, id]);
-      await this.writeLines(id, lines);
-      totalAmount = total(lines);
+  /** Draft only. The given fields change (null clears an optional one); a given `lines` replaces all lines, and the total follows them. */
+  async update(id: string, dto: UpdateSalesOrderDto, ifMatch?: number): Promise<SalesOrderResponse> {
+    await this.store.lockFor('change', id, ifMatch);
+    const { lines: given, ...fields } = dto;
+    const changed = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Partial<SalesOrder>;
+    if (!Object.keys(changed).length && given === undefined) return this.get(id);
+    if (changed.customerId !== undefined) await this.customers.reference(changed.customerId, 'customerId');
+    if (changed.facilityId !== undefined) await this.refs.facility(changed.facilityId, 'facilityId', 'new');
+    if (given) {
+      const lines = await this.checkLines(given);
+      await this.lines.delete({ salesOrderId: id });
+      if (lines.length) await insertLines(this.uow.manager, this.uow.tenantId, id, lines);
+      changed.totalAmount = numeric(total(lines));
     }
-    const pick = <T>(given: T | undefined, stored: T) => (given === undefined ? stored : given);
-    await this.store.touch(
-      id,
-      // The stored date is left to SQL (a date column read back with SELECT * is a JS Date).
-      'customer_id = $4, facility_id = $5, requested_date = CASE WHEN $6::boolean THEN $7::date ELSE requested_date END, notes = $8, total_amount = $9',
-      [
-        pick(dto.customerId, o.customer_id), pick(dto.facilityId, o.facility_id), dto.requestedDate !== undefined, dto.requestedDate ?? null,
-        pick(dto.notes, o.notes), sql(totalAmount),
-      ],
-    );
+    await this.store.touch(id, changed);
     return this.get(id);
   }
 
@@ -112,44 +105,39 @@ export class SalesOrdersService {
    * (LedgerService.reserveAll: every line is checked against available-to-promise first, lines of one
    * item together, and a shortage is one 409 insufficient_stock naming every short line).
    */
-  async open(id: string, ifMatch?: number): Promise<SalesOrderView> {
+  async open(id: string, ifMatch?: number): Promise<SalesOrderResponse> {
     const o = await this.store.lockFor('open', id, ifMatch);
     const lines = await this.linesOf([id]);
-    if (!lines.length) throw invalidState(`Sales order ${o.order_no} has no lines; add one before opening it`);
+    if (!lines.length) throw invalidState(`Sales order ${o.orderNo} has no lines; add one before opening it`);
     // Opening commits the order: the customer, the facility and every item must still be active.
-    await this.customers.reference(o.customer_id, 'customerId');
-    await this.refs.facility(o.facility_id, 'facilityId', 'new');
-    const items = await this.refs.items(lines.map((l) => l.item_id));
-    for (const l of lines) activeItem(items, l.item_id, `lines[${l.line_no - 1}].itemId`);
+    await this.customers.reference(o.customerId, 'customerId');
+    await this.refs.facility(o.facilityId, 'facilityId', 'new');
+    const items = await this.refs.items(lines.map((l) => l.itemId));
+    for (const l of lines) activeItem(items, l.itemId, `lines[${l.lineNo - 1}].itemId`);
     // Reserved in the positions' lock order (item id), so orders opened together queue rather than deadlock.
     const stock = lines
-      .filter((l) => items.get(l.item_id)!.kind === 'stock')
-      .sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : a.line_no - b.line_no));
+      .filter((l) => items.get(l.itemId)!.kind === 'stock')
+      .sort((a, b) => (a.itemId < b.itemId ? -1 : a.itemId > b.itemId ? 1 : a.lineNo - b.lineNo));
     const reservationIds = await this.reserveAll(o, stock);
-    if (stock.length)
-      await this.m.query(
-        `UPDATE sales_order_lines l SET reservation_id = k.reservation_id FROM unnest($3::uuid[], $4::uuid[]) AS k(id, reservation_id)
-          WHERE l.tenant_id = $1 AND l.sales_order_id = $2 AND l.id = k.id`,
-        [this.uow.tenantId, id, stock.map((l) => l.id), reservationIds],
-      );
+    if (stock.length) await setReservations(this.uow.manager, this.uow.tenantId, id, stock.map((l) => l.id), reservationIds);
     await this.store.move(id, 'open');
     return this.get(id);
   }
 
   /** The stock lines' holds; a shortage names the order, and each short line by field, id and number. */
-  private async reserveAll(o: SoRow, stock: SoLineRow[]): Promise<string[]> {
-    const field = (l: SoLineRow) => `lines[${l.line_no - 1}]`;
+  private async reserveAll(o: SalesOrder, stock: SalesOrderLine[]): Promise<string[]> {
+    const field = (l: SalesOrderLine) => `lines[${l.lineNo - 1}]`;
     try {
       return await this.ledger.reserveAll(
-        stock.map((l) => ({ itemId: l.item_id, facilityId: o.facility_id, qty: l.qty_base, demandType: 'sales_order', demandId: o.id, demandLineId: l.id, field: field(l) })),
+        stock.map((l) => ({ itemId: l.itemId, facilityId: o.facilityId, qty: l.qtyBase, demandType: 'sales_order', demandId: o.id, demandLineId: l.id, field: field(l) })),
       );
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'insufficient_stock') throw err;
       const lineOf = (d: ErrorDetail) => stock.find((l) => d.field === field(l) || d.field?.startsWith(`${field(l)}.`));
       throw insufficientStock(
-        `Sales order ${o.order_no} cannot open: ${err.message}${(err.details?.length ?? 0) > 1 ? ` (${err.details!.length} short lines)` : ''}`,
+        `Sales order ${o.orderNo} cannot open: ${err.message}${(err.details?.length ?? 0) > 1 ? ` (${err.details!.length} short lines)` : ''}`,
         // In line order (the holds were reserved in item order).
-        err.details?.map((d) => ({ ...d, lineId: lineOf(d)?.id, lineNo: lineOf(d)?.line_no })).sort((a, b) => (a.lineNo ?? 0) - (b.lineNo ?? 0)),
+        err.details?.map((d) => ({ ...d, lineId: lineOf(d)?.id, lineNo: lineOf(d)?.lineNo })).sort((a, b) => (a.lineNo ?? 0) - (b.lineNo ?? 0)),
       );
     }
   }
@@ -159,30 +147,25 @@ export class SalesOrdersService {
    * are allocated first where they do not cover what ships (at `locationId` when given, else
    * automatically, earliest expiry first), then one `shipment` posting issues from them all.
    */
-  async ship(id: string, dto: ShipSalesOrderDto, ifMatch?: number): Promise<SalesOrderView> {
+  async ship(id: string, dto: ShipSalesOrderDto, ifMatch?: number): Promise<SalesOrderResponse> {
     const o = await this.store.lockFor('ship', id, ifMatch);
     const lines = await this.linesOf([id]);
-    const items = await this.refs.items(lines.map((l) => l.item_id));
+    const items = await this.refs.items(lines.map((l) => l.itemId));
     const shipping = dto.lines?.length ? await this.shipping.requested(o, lines, items, dto.lines) : outstanding(lines, items);
     const holds = await this.shipping.allocateFor(shipping);
     const issues = shipping
-      .filter((s) => s.line.reservation_id && s.base.gt(0))
+      .filter((s) => s.line.reservationId && s.base.gt(0))
       .map((s): IssueLine => ({
-        reservationId: s.line.reservation_id!, qty: s.base, locationId: s.locationId ?? null, lotId: s.lotId ?? null, serialNos: s.serialNos ?? null, field: s.field,
+        reservationId: s.line.reservationId!, qty: s.base, locationId: s.locationId ?? null, lotId: s.lotId ?? null, serialNos: s.serialNos ?? null, field: s.field,
       }));
     if (issues.length) await this.ledger.post({ type: 'shipment', sourceType: 'sales_order', sourceId: id, lines: issues });
-    await this.m.query(
-      `UPDATE sales_order_lines l SET qty_shipped = l.qty_shipped + k.qty, qty_shipped_base = l.qty_shipped_base + k.base
-         FROM (SELECT id, sum(qty) AS qty, sum(base) AS base FROM unnest($3::uuid[], $4::numeric[], $5::numeric[]) AS k(id, qty, base) GROUP BY id) k
-        WHERE l.tenant_id = $1 AND l.sales_order_id = $2 AND l.id = k.id`,
-      [this.uow.tenantId, id, shipping.map((s) => s.line.id), shipping.map((s) => sql(s.qty)), shipping.map((s) => sql(s.base))],
-    );
+    await addShipped(this.uow.manager, this.uow.tenantId, id, shipping.map((s) => ({ lineId: s.line.id, qty: s.qty, base: s.base })));
     await this.shipping.closeCompleted(shipping, holds);
-    const [{ complete }]: Array<{ complete: boolean }> = await this.m.query(
-      `SELECT bool_and(qty_shipped >= qty) AS complete FROM sales_order_lines WHERE tenant_id = $1 AND sales_order_id = $2`,
-      [this.uow.tenantId, id],
-    );
-    await this.store.touch(id, 'status = $4', [complete ? 'shipped' : 'partially_shipped']);
+    // The header is locked, so the lines read above plus what shipped now are the lines as they stand.
+    const shippedNow = new Map<string, Qty>();
+    for (const s of shipping) shippedNow.set(s.line.id, (shippedNow.get(s.line.id) ?? toQty(0)).plus(s.qty));
+    const complete = lines.every((l) => toQty(l.qtyShipped).plus(shippedNow.get(l.id) ?? 0).gte(l.qty));
+    await this.store.touch(id, { status: complete ? 'shipped' : 'partially_shipped' });
     return this.get(id);
   }
 
@@ -190,10 +173,10 @@ export class SalesOrdersService {
    * → cancelled: every line's hold that still holds stock is cancelled, all in one lock pass; what
    * shipped stays shipped.
    */
-  async cancel(id: string, ifMatch?: number): Promise<SalesOrderView> {
+  async cancel(id: string, ifMatch?: number): Promise<SalesOrderResponse> {
     await this.store.lockFor('cancel', id, ifMatch);
     const lines = await this.linesOf([id]);
-    await this.ledger.releaseAll(lines.flatMap((l) => (l.reservation_id ? [l.reservation_id] : [])), 'cancelled');
+    await this.ledger.releaseAll(lines.flatMap((l) => (l.reservationId ? [l.reservationId] : [])), 'cancelled');
     await this.store.move(id, 'cancel');
     return this.get(id);
   }
@@ -214,23 +197,14 @@ export class SalesOrdersService {
     return checked;
   }
 
-  private async writeLines(orderId: string, lines: NewSoLine[]): Promise<void> {
-    if (!lines.length) return;
-    await this.m.query(
-      `INSERT INTO sales_order_lines (tenant_id, id, sales_order_id, line_no, item_id, uom_id, qty, unit_price, qty_base)
-       SELECT $1, gen_random_uuid(), $2, k.ord, k.item_id, k.uom_id, k.qty, k.price, k.base
-         FROM unnest($3::uuid[], $4::uuid[], $5::numeric[], $6::numeric[], $7::numeric[]) WITH ORDINALITY AS k(item_id, uom_id, qty, price, base, ord)`,
-      [this.uow.tenantId, orderId, lines.map((l) => l.itemId), lines.map((l) => l.uomId), lines.map((l) => sql(l.qty)), lines.map((l) => sql(l.unitPrice)), lines.map((l) => sql(l.qtyBase))],
-    );
+  /** The lines of the given orders, by order and line number. */
+  private linesOf(ids: string[]): Promise<SalesOrderLine[]> {
+    if (!ids.length) return Promise.resolve([]);
+    return this.lines.find({ where: { salesOrderId: In(ids) }, order: { salesOrderId: 'ASC', lineNo: 'ASC' } });
   }
 
-  private linesOf(ids: string[]): Promise<SoLineRow[]> {
-    if (!ids.length) return Promise.resolve([]);
-    return this.m.query(
-      `SELECT id, sales_order_id, line_no, item_id, uom_id, qty, unit_price, qty_shipped, qty_base, qty_shipped_base, reservation_id
-         FROM sales_order_lines WHERE tenant_id = $1 AND sales_order_id = ANY($2::uuid[]) ORDER BY sales_order_id, line_no`,
-      [this.uow.tenantId, ids],
-    );
+  private view(o: SalesOrder, lines: SalesOrderLine[]): SalesOrderResponse {
+    return soView({ order: this.orders.metadata, line: this.lines.metadata }, o, lines);
   }
 }
 

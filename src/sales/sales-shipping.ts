@@ -8,12 +8,13 @@ import { UomConversion } from '../documents/uom-conversion.sql';
 import { LedgerService } from '../inventory/ledger/ledger.service';
 import { AllocationRequest } from '../inventory/ledger/allocations.sql';
 import { ReservationView } from '../inventory/ledger/views';
-import { HOLDING, SoLineRow, SoRow } from './sales-order-rows';
+import { SalesOrder, SalesOrderLine } from './sales-order.entity';
+import { HOLDING } from './sales-order-views';
 import { ShipLineDto } from './sales.dto';
 
 /** What one ship call takes from one order line: in the line's UOM and in base units. */
 export interface Shipping {
-  line: SoLineRow;
+  line: SalesOrderLine;
   item: ItemRef;
   qty: Decimal;
   base: Decimal;
@@ -49,7 +50,7 @@ export class SalesShipping {
    * quantities never exceed what the line still has to ship in base units, and the call that completes
    * a line ships exactly its rest (so rounding up partial quantities cannot overdraw the hold).
    */
-  async requested(o: SoRow, lines: SoLineRow[], items: Map<string, ItemRef>, body: ShipLineDto[]): Promise<Shipping[]> {
+  async requested(o: SalesOrder, lines: SalesOrderLine[], items: Map<string, ItemRef>, body: ShipLineDto[]): Promise<Shipping[]> {
     const byId = new Map(lines.map((l) => [l.id, l]));
     const locations = await this.refs.locations(body.map((s) => s.locationId).filter((x): x is string => !!x));
     const lots = await this.refs.lots(body.map((s) => s.lotId).filter((x): x is string => !!x));
@@ -60,34 +61,34 @@ export class SalesShipping {
       const f = `lines[${i}]`;
       const line = byId.get(s.lineId);
       if (!line) throw unknownReference(`${f}.lineId`);
-      const item = items.get(line.item_id)!;
-      if (!line.reservation_id) {
+      const item = items.get(line.itemId)!;
+      if (!line.reservationId) {
         for (const k of ['locationId', 'lotId', 'serialNos'] as const)
-          if (s[k] !== undefined) throw invalidField(`${f}.${k}`, `must not be given: line ${line.line_no} (${item.itemNo}, ${item.kind}) holds no stock`);
+          if (s[k] !== undefined) throw invalidField(`${f}.${k}`, `must not be given: line ${line.lineNo} (${item.itemNo}, ${item.kind}) holds no stock`);
       }
       if (s.serialNos && !item.serialTracked) throw invalidField(`${f}.serialNos`, `must be empty: ${item.itemNo} is not serial-tracked`);
       // Shipping finishes committed work: an inactive location or item is not refused.
-      if (s.locationId) this.refs.location(locations, s.locationId, `${f}.locationId`, 'committed', o.facility_id);
+      if (s.locationId) this.refs.location(locations, s.locationId, `${f}.locationId`, 'committed', o.facilityId);
       if (s.lotId) {
         if (!item.lotTracked) throw invalidField(`${f}.lotId`, `must be empty: ${item.itemNo} is not lot-tracked`);
         checkLotOfItem(lots.find((l) => l.id === s.lotId), item, `${f}.lotId`);
       }
-      const converted = await this.uoms.toBase(item, line.uom_id, s.qty, `${f}.qty`);
+      const converted = await this.uoms.toBase(item, line.uomId, s.qty, `${f}.qty`);
       const before = taken.get(line.id) ?? { qty: toQty(0), base: toQty(0) };
       const qty = before.qty.plus(s.qty);
-      const left = toQty(line.qty).minus(line.qty_shipped);
+      const left = toQty(line.qty).minus(line.qtyShipped);
       if (qty.gt(left)) {
-        over.push({ field: `${f}.qty`, message: 'exceeds the outstanding quantity', lineId: line.id, lineNo: line.line_no, requested: qty.toNumber(), outstanding: left.toNumber() });
+        over.push({ field: `${f}.qty`, message: 'exceeds the outstanding quantity', lineId: line.id, lineNo: line.lineNo, requested: qty.toNumber(), outstanding: left.toNumber() });
         continue;
       }
-      const baseLeft = toQty(line.qty_base).minus(line.qty_shipped_base).minus(before.base);
+      const baseLeft = toQty(line.qtyBase).minus(line.qtyShippedBase).minus(before.base);
       const base = qty.eq(left) ? baseLeft : Decimal.min(converted, baseLeft);
       taken.set(line.id, { qty, base: before.base.plus(base) });
       shipping.push({ line, item, qty: toQty(s.qty), base, field: f, locationId: s.locationId, lotId: s.lotId, serialNos: s.serialNos });
     }
     if (over.length) {
       const d = over[0];
-      throw new AppError(409, 'invalid_state', `Sales order ${o.order_no} line ${d.lineNo} has ${d.outstanding} outstanding; cannot ship ${d.requested}`, over);
+      throw new AppError(409, 'invalid_state', `Sales order ${o.orderNo} line ${d.lineNo} has ${d.outstanding} outstanding; cannot ship ${d.requested}`, over);
     }
     return shipping;
   }
@@ -101,12 +102,12 @@ export class SalesShipping {
    * one lock order, whatever the order of its lines.
    */
   async allocateFor(shipping: Shipping[]): Promise<Map<string, ReservationView>> {
-    const ids = [...new Set(shipping.filter((s) => s.line.reservation_id && s.base.gt(0)).map((s) => s.line.reservation_id!))];
+    const ids = [...new Set(shipping.filter((s) => s.line.reservationId && s.base.gt(0)).map((s) => s.line.reservationId!))];
     const views = new Map((await this.ledger.lockedReservations(ids)).map((v) => [v.id, v]));
     const holds = new Map<string, HoldLeft>();
     const requests: AllocationRequest[] = [];
     for (const s of shipping) {
-      const id = s.line.reservation_id;
+      const id = s.line.reservationId;
       if (!id || !s.base.gt(0)) continue;
       let h = holds.get(id);
       if (!h) {
@@ -157,21 +158,21 @@ export class SalesShipping {
     const issued = new Map<string, Decimal>();
     for (const s of shipping) {
       shipped.set(s.line.id, (shipped.get(s.line.id) ?? toQty(0)).plus(s.qty));
-      if (s.line.reservation_id) issued.set(s.line.reservation_id, (issued.get(s.line.reservation_id) ?? toQty(0)).plus(s.base));
+      if (s.line.reservationId) issued.set(s.line.reservationId, (issued.get(s.line.reservationId) ?? toQty(0)).plus(s.base));
     }
     const stillHolding = [...new Map(shipping.map((s) => [s.line.id, s.line])).values()]
-      .filter((l) => l.reservation_id && holds.has(l.reservation_id) && toQty(l.qty_shipped).plus(shipped.get(l.id)!).gte(l.qty))
-      .map((l) => holds.get(l.reservation_id!)!)
+      .filter((l) => l.reservationId && holds.has(l.reservationId) && toQty(l.qtyShipped).plus(shipped.get(l.id)!).gte(l.qty))
+      .map((l) => holds.get(l.reservationId!)!)
       .filter((h) => toQty(h.qtyFulfilled).plus(issued.get(h.id)!).lt(h.qty));
     await this.ledger.closeReservations(stillHolding.map((h) => h.id));
   }
 }
 
 /** Everything still outstanding on every line (a ship call without lines). */
-export function outstanding(lines: SoLineRow[], items: Map<string, ItemRef>): Shipping[] {
+export function outstanding(lines: SalesOrderLine[], items: Map<string, ItemRef>): Shipping[] {
   return lines
-    .filter((l) => toQty(l.qty).gt(l.qty_shipped))
+    .filter((l) => toQty(l.qty).gt(l.qtyShipped))
     .map((l) => ({
-      line: l, item: items.get(l.item_id)!, qty: toQty(l.qty).minus(l.qty_shipped), base: toQty(l.qty_base).minus(l.qty_shipped_base), field: `lines[${l.line_no - 1}]`,
+      line: l, item: items.get(l.itemId)!, qty: toQty(l.qty).minus(l.qtyShipped), base: toQty(l.qtyBase).minus(l.qtyShippedBase), field: `lines[${l.lineNo - 1}]`,
     }));
 }

@@ -39,7 +39,7 @@ export async function startApp(env: Record<string, string> = {}, databaseUrl = t
   const idp = await TestIdp.start();
   const settings = loadSettings({
     NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     AUTH_MODE: 'jwt',
     IDP_ISSUER_URL: idp.issuer,
     IDP_AUDIENCE: idp.audience,
