@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { assertVersion, invalidState, notFound, unknownReference, withDuplicateMessages } from '../common/errors';
+import { invalidState, notFound, unknownReference, withDuplicateMessages } from '../common/errors';
 import { likePattern, page } from '../common/pagination';
 import { UnitOfWork } from '../database/unit-of-work';
 import { documentAudit } from '../common/entity';
@@ -43,8 +43,8 @@ export class CustomersService {
     return customerView(await this.find(id));
   }
 
-  private async find(id: string, lock?: 'update'): Promise<Customer> {
-    const row = await this.repo.findOne({ id }, { lock });
+  private async find(id: string): Promise<Customer> {
+    const row = await this.repo.findOne({ id });
     if (!row) throw notFound('Customer');
     return row;
   }
@@ -73,11 +73,10 @@ export class CustomersService {
 
   /** The given fields (a nullable one's null clears it); version + 1. */
   async update(id: string, dto: UpdateCustomerDto, ifMatch?: number): Promise<CustomerView> {
-    const c = await this.find(id, 'update');
-    assertVersion(c.version, ifMatch);
+    const c = await this.repo.lockVersion(id, ifMatch, 'Customer');
     const fields = Object.fromEntries(Object.entries(dto).filter(([, v]) => v !== undefined)) as Partial<Customer>;
     if (!Object.keys(fields).length) return customerView(c);
-    await withDuplicateMessages(duplicateCode(dto.code ?? c.code), () => this.repo.update({ id }, { ...fields, updatedBy: this.uow.userId }));
+    await withDuplicateMessages(duplicateCode(dto.code ?? c.code), () => this.repo.touch(id, fields));
     return this.get(id);
   }
 }
