@@ -1,48 +1,31 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
-import { invalidState, notFound } from '../common/errors';
+import { In } from 'typeorm';
+import { documentAudit } from '../common/entity';
+import { invalidState } from '../common/errors';
 import { page } from '../common/pagination';
-import { SqlFilters } from '../database/filters.sql';
 import { UnitOfWork } from '../database/unit-of-work';
-import { auditView, DocumentRow, DocumentStore, Transitions } from '../documents/document-store';
-import { num, qty as toQty, sql } from '../documents/quantity';
+import { DocumentStore, Transitions } from '../documents/document-store';
+import { num, qty as toQty, sql as numeric } from '../documents/quantity';
 import { CatalogRefs } from '../documents/references.sql';
 import { UomConversion } from '../documents/uom-conversion.sql';
+import { Bom, BomComponent } from './bom.entity';
+import { cycleRoot, lockBomActivations, nextBomVersion } from './boms.sql';
 import { BomComponentDto, BomQuery, BomStatus, CreateBomDto, UpdateBomDto } from './production.dto';
 
-export interface BomRow extends DocumentRow {
-  item_id: string;
-  version_no: number;
-  output_qty: string;
-  notes: string | null;
-  activated_at: Date | null;
-}
-
-export interface ComponentRow {
-  id: string;
-  bom_id: string;
-  line_no: number;
-  item_id: string;
-  qty_per: string;
-  uom_id: string;
-  scrap_factor: string;
-}
-
-const BOM_COLUMNS = 'id, item_id, version_no, status, output_qty, notes, activated_at, version, created_by, updated_by, created_at, updated_at';
-
-const bomView = (b: BomRow, components: ComponentRow[]) => ({
+const bomView = (b: Bom, components: BomComponent[]) => ({
   id: b.id,
-  itemId: b.item_id,
-  versionNo: b.version_no,
+  itemId: b.itemId,
+  versionNo: b.versionNo,
   status: b.status as BomStatus,
-  outputQty: num(b.output_qty),
+  outputQty: num(b.outputQty),
   notes: b.notes,
   components: components.map((c) => ({
-    id: c.id, lineNo: c.line_no, itemId: c.item_id, qtyPer: num(c.qty_per), uomId: c.uom_id, scrapFactor: num(c.scrap_factor),
+    id: c.id, lineNo: c.lineNo, itemId: c.itemId, qtyPer: num(c.qtyPer), uomId: c.uomId, scrapFactor: num(c.scrapFactor),
   })),
-  activatedAt: b.activated_at,
-  ...auditView(b),
+  activatedAt: b.activatedAt,
+  ...documentAudit(b),
 });
 export type BomView = ReturnType<typeof bomView>;
 
@@ -62,36 +45,41 @@ interface NewComponent {
 /** Versioned bills of materials: one active version per output item, no cycles through active BOMs. */
 @Injectable()
 export class BomsService {
-  private readonly store: DocumentStore<BomRow, BomStatus, keyof typeof BOM.table>;
+  private readonly store: DocumentStore<Bom, BomStatus, keyof typeof BOM.table>;
 
   constructor(
     private readonly uow: UnitOfWork,
     private readonly refs: CatalogRefs,
     private readonly uoms: UomConversion,
   ) {
-    this.store = new DocumentStore(uow, 'boms', BOM, (b) => `v${b.version_no}`);
+    this.store = new DocumentStore(uow, Bom, BOM, (b) => `v${b.versionNo}`);
   }
 
-  private get m() {
-    return this.uow.manager;
+  private get repo() {
+    return this.uow.repository(Bom);
+  }
+
+  private get components() {
+    return this.uow.repository(BomComponent);
   }
 
   /** Newest first (createdAt, then id); filters itemId, status. */
   async list(query: BomQuery) {
-    const f = new SqlFilters(this.uow.tenantId).add('item_id = ?', query.itemId).add('status = ?', query.status);
-    const { rows, count } = await f.pageOf<BomRow>(this.m, `SELECT ${BOM_COLUMNS} FROM boms WHERE ${f.where}`, 'created_at DESC, id DESC', query);
+    const qb = this.repo.createQueryBuilder('b').orderBy('b.createdAt', 'DESC').addOrderBy('b.id', 'DESC');
+    if (query.itemId) qb.andWhere('b.itemId = :itemId', { itemId: query.itemId });
+    if (query.status) qb.andWhere('b.status = :status', { status: query.status });
+    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
     const components = await this.componentsOf(rows.map((r) => r.id));
-    return page(rows.map((r) => bomView(r, components.filter((c) => c.bom_id === r.id))), count, query);
+    return page(rows.map((r) => bomView(r, components.filter((c) => c.bomId === r.id))), count, query);
   }
 
   async get(id: string): Promise<BomView> {
     return bomView(await this.find(id), await this.componentsOf([id]));
   }
 
-  async find(id: string): Promise<BomRow> {
-    const [row]: BomRow[] = await this.m.query(`SELECT ${BOM_COLUMNS} FROM boms WHERE tenant_id = $1 AND id = $2`, [this.uow.tenantId, id]);
-    if (!row) throw notFound('BOM');
-    return row;
+  /** The BOM, or 404. */
+  find(id: string): Promise<Bom> {
+    return this.store.find(id);
   }
 
   /**
@@ -101,17 +89,12 @@ export class BomsService {
   async create(dto: CreateBomDto): Promise<BomView> {
     const output = await this.refs.oneStockItem(dto.itemId, 'itemId', 'new');
     const components = await this.checkComponents(output.id, dto.components);
-    const [{ version_no: versionNo }]: Array<{ version_no: number }> = await this.m.query(
-      `INSERT INTO document_sequences AS q (tenant_id, prefix, last_value) VALUES ($1, 'BOM:' || $2, 1)
-       ON CONFLICT (tenant_id, prefix) DO UPDATE SET last_value = q.last_value + 1 RETURNING last_value::int AS version_no`,
-      [this.uow.tenantId, output.id],
-    );
+    const versionNo = await nextBomVersion(this.uow, output.id);
     const id = randomUUID();
-    await this.m.query(
-      `INSERT INTO boms (tenant_id, id, item_id, version_no, status, output_qty, notes, created_by, updated_by)
-       VALUES ($1, $2, $3, $4, 'draft', $5, $6, $7, $7)`,
-      [this.uow.tenantId, id, output.id, versionNo, sql(toQty(dto.outputQty ?? 1)), dto.notes ?? null, this.uow.userId],
-    );
+    await this.repo.insert({
+      id, itemId: output.id, versionNo, status: 'draft', outputQty: numeric(toQty(dto.outputQty ?? 1)), notes: dto.notes ?? null,
+      createdBy: this.uow.userId, updatedBy: this.uow.userId,
+    });
     await this.writeComponents(id, components);
     return this.get(id);
   }
@@ -121,13 +104,13 @@ export class BomsService {
     const b = await this.store.lockFor('change', id, ifMatch);
     if (Object.values(dto).every((v) => v === undefined)) return this.get(id);
     if (dto.components) {
-      const components = await this.checkComponents(b.item_id, dto.components);
-      await this.m.query(`DELETE FROM bom_components WHERE tenant_id = $1 AND bom_id = $2`, [this.uow.tenantId, id]);
+      const components = await this.checkComponents(b.itemId, dto.components);
+      await this.components.delete({ bomId: id });
       await this.writeComponents(id, components);
     }
-    await this.store.touch(id, 'output_qty = $4, notes = $5', [
-      dto.outputQty !== undefined ? sql(toQty(dto.outputQty)) : b.output_qty, dto.notes !== undefined ? dto.notes : b.notes,
-    ]);
+    await this.store.touch(id, {
+      outputQty: dto.outputQty !== undefined ? numeric(toQty(dto.outputQty)) : b.outputQty, notes: dto.notes !== undefined ? dto.notes : b.notes,
+    });
     return this.get(id);
   }
 
@@ -141,15 +124,12 @@ export class BomsService {
    */
   async activate(id: string, ifMatch?: number): Promise<BomView> {
     const b = await this.store.lockFor('activate', id, ifMatch);
-    await this.m.query(`SELECT pg_advisory_xact_lock(hashtextextended('bom-activation:' || $1, 0))`, [this.uow.tenantId]);
+    await lockBomActivations(this.uow);
     const components = await this.componentsOf([id]);
-    await this.checkCycles(b.item_id, components.map((c) => ({ itemId: c.item_id, field: `components[${c.line_no - 1}].itemId` })));
-    await this.m.query(
-      `UPDATE boms SET status = 'obsolete', version = version + 1, updated_by = $3, updated_at = now()
-        WHERE tenant_id = $1 AND item_id = $2 AND status = 'active'`,
-      [this.uow.tenantId, b.item_id, this.uow.userId],
-    );
-    await this.store.move(id, 'activate', 'activated_at = now()');
+    await this.checkCycles(b.itemId, components.map((c) => ({ itemId: c.itemId, field: `components[${c.lineNo - 1}].itemId` })));
+    // One UPDATE of the item's active version (if any): version + 1, updated_at and updated_by come with it.
+    await this.repo.update({ itemId: b.itemId, status: 'active' }, { status: 'obsolete', updatedBy: this.uow.userId });
+    await this.store.move(id, 'activate', { activatedAt: () => 'now()' });
     return this.get(id);
   }
 
@@ -169,44 +149,28 @@ export class BomsService {
 
   /**
    * 409 invalid_state "cycle" when a component is the output item, or an item whose active BOM uses the
-   * output item at any depth: one recursive query over the active BOMs (UNION, so a cycle already in the
-   * data cannot make it loop).
+   * output item at any depth (one recursive query over the active BOMs, boms.sql.ts).
    */
   private async checkCycles(outputId: string, components: Array<{ itemId: string; field: string }>): Promise<void> {
     const direct = components.find((c) => c.itemId === outputId);
     if (direct) throw invalidState(`BOM cycle: ${direct.field} is the output item itself`);
-    const [hit]: Array<{ root: string }> = await this.m.query(
-      `WITH RECURSIVE reach(root, item_id) AS (
-         SELECT r, r FROM unnest($2::uuid[]) AS r
-         UNION
-         SELECT reach.root, c.item_id
-           FROM reach
-           JOIN boms b ON b.tenant_id = $1 AND b.item_id = reach.item_id AND b.status = 'active'
-           JOIN bom_components c ON c.tenant_id = $1 AND c.bom_id = b.id)
-       SELECT root FROM reach WHERE item_id = $3 LIMIT 1`,
-      [this.uow.tenantId, [...new Set(components.map((c) => c.itemId))], outputId],
-    );
-    if (hit) {
-      const c = components.find((x) => x.itemId === hit.root)!;
+    const root = await cycleRoot(this.uow, outputId, [...new Set(components.map((c) => c.itemId))]);
+    if (root) {
+      const c = components.find((x) => x.itemId === root)!;
       throw invalidState(`BOM cycle: ${c.field} is made, through active BOMs, from the output item`);
     }
   }
 
+  /** The components as one multi-row INSERT, numbered 1, 2, … in the order given. */
   private async writeComponents(bomId: string, components: NewComponent[]): Promise<void> {
-    await this.m.query(
-      `INSERT INTO bom_components (tenant_id, id, bom_id, line_no, item_id, qty_per, uom_id, scrap_factor)
-       SELECT $1, gen_random_uuid(), $2, k.ord, k.item_id, k.qty_per, k.uom_id, k.scrap
-         FROM unnest($3::uuid[], $4::numeric[], $5::uuid[], $6::numeric[]) WITH ORDINALITY AS k(item_id, qty_per, uom_id, scrap, ord)`,
-      [this.uow.tenantId, bomId, components.map((c) => c.itemId), components.map((c) => sql(c.qtyPer)), components.map((c) => c.uomId), components.map((c) => sql(c.scrapFactor))],
-    );
+    await this.components.insert(components.map((c, i) => ({
+      id: randomUUID(), bomId, lineNo: i + 1, itemId: c.itemId, qtyPer: numeric(c.qtyPer), uomId: c.uomId, scrapFactor: numeric(c.scrapFactor),
+    })));
   }
 
-  componentsOf(ids: string[]): Promise<ComponentRow[]> {
+  /** The components of the BOMs `ids`, by BOM, in line order. */
+  componentsOf(ids: string[]): Promise<BomComponent[]> {
     if (!ids.length) return Promise.resolve([]);
-    return this.m.query(
-      `SELECT id, bom_id, line_no, item_id, qty_per, uom_id, scrap_factor FROM bom_components
-        WHERE tenant_id = $1 AND bom_id = ANY($2::uuid[]) ORDER BY bom_id, line_no`,
-      [this.uow.tenantId, ids],
-    );
+    return this.components.find({ where: { bomId: In(ids) }, order: { bomId: 'ASC', lineNo: 'ASC' } });
   }
 }
