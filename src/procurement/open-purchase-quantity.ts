@@ -9,12 +9,12 @@ import { IncomingSupply } from '../inventory/policies/incoming-supply';
  */
 @Injectable()
 export class OpenPurchaseQuantity implements IncomingSupply {
-  sql(itemId: string, facilityId: string): string {
+  sql(itemId: string, facilityId: string, tenantId: string): string {
     return `coalesce((
       SELECT sum(CASE WHEN pl.qty_received >= pl.qty_ordered THEN 0 ELSE greatest(pl.qty_ordered_base - pl.qty_received_base, 0) END)
         FROM purchase_orders po
         JOIN purchase_order_lines pl ON pl.tenant_id = po.tenant_id AND pl.purchase_order_id = po.id
-       WHERE po.tenant_id = $1 AND po.facility_id = ${facilityId} AND pl.item_id = ${itemId}
+       WHERE po.tenant_id = ${tenantId} AND po.facility_id = ${facilityId} AND pl.item_id = ${itemId}
          AND po.status IN ('submitted', 'approved', 'sent', 'partially_received')), 0)`;
   }
 }

@@ -6,6 +6,8 @@
  * (`reservations_expiry`) finds the lapsed ones, and there are few between two runs of the job.
  */
 
+import { raw, Sql, sql } from '../../database/sql';
+
 /** True for a reservation row `r` that is open or allocated but past its expiry. */
 export const LAPSED = `(r.status IN ('open', 'allocated') AND r.expires_at <= now())`;
 
@@ -31,6 +33,13 @@ export const LAPSED_HOLDS = `lapsed_holds AS (
   SELECT r.item_id, r.facility_id, sum(r.qty_allocated) AS allocated, sum(r.qty - r.qty_allocated - r.qty_fulfilled) AS reserved
     FROM reservations r
    WHERE r.tenant_id = $1 AND ${LAPSED}
+   GROUP BY r.item_id, r.facility_id)`;
+
+/** Holds per (item, facility) still counted by lapsed reservations: the CTE `lapsed_holds(item_id, facility_id, allocated, reserved)`. */
+export const lapsedHolds = (tenantId: string): Sql => sql`lapsed_holds AS (
+  SELECT r.item_id, r.facility_id, sum(r.qty_allocated) AS allocated, sum(r.qty - r.qty_allocated - r.qty_fulfilled) AS reserved
+    FROM reservations r
+   WHERE r.tenant_id = ${tenantId} AND ${raw(LAPSED)}
    GROUP BY r.item_id, r.facility_id)`;
 
 /** An active allocation `a` that no lapsed reservation holds. */

@@ -3,12 +3,13 @@
  * open purchase-order quantity). Inventory does not know who supplies it: a module that has such
  * documents (procurement) provides this token globally; without one it is 0.
  *
- * `sql(itemId, facilityId)` returns a scalar SQL expression — the quantity in the item's base unit —
- * for the given column references, to be evaluated inside the suggestions query (same transaction,
- * same tenant, row-level security as usual; parameter $1 is the tenant).
+ * `sql(itemId, facilityId, tenantId)` returns a scalar SQL expression — the quantity in the item's base
+ * unit — over the given column references of the suggestions query's row (its item, facility and
+ * tenant), to be evaluated inside that query (same transaction, same tenant, row-level security as
+ * usual). It is inlined as text, so it carries no parameters: the tenant is the row's column.
  */
 export interface IncomingSupply {
-  sql(itemId: string, facilityId: string): string;
+  sql(itemId: string, facilityId: string, tenantId: string): string;
 }
 
 export const INCOMING_SUPPLY = Symbol('IncomingSupply');

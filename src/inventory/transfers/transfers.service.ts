@@ -1,74 +1,43 @@
 import { Injectable } from '@nestjs/common';
-import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
+import { In } from 'typeorm';
 import { validationFailed } from '../../common/errors';
-import { page } from '../../common/pagination';
-import { SqlFilters } from '../../database/filters.sql';
+import { documentAudit } from '../../common/entity';
+import { likePattern, page } from '../../common/pagination';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { auditView, DocumentRow, DocumentStore, Transitions } from '../../documents/document-store';
+import { DocumentStore, Transitions } from '../../documents/document-store';
 import { DocumentNumbers } from '../../documents/numbering.sql';
-import { num, qty as toQty, sql } from '../../documents/quantity';
+import { num, qty as toQty } from '../../documents/quantity';
 import { CatalogRefs } from '../../documents/references.sql';
 import { checkLotId, checkSerials } from '../../documents/tracking';
 import { UomConversion } from '../../documents/uom-conversion.sql';
 import { LedgerService } from '../ledger/ledger.service';
 import { PostingLine } from '../ledger/posting';
 import { CreateTransferDto, TransferLineDto, TransferQuery, TransferStatus, UpdateTransferDto } from './dto/transfer.dto';
+import { TransferOrder, TransferOrderLine } from './transfer.entity';
+import { insertTransferLines, NewTransferLine, recordShipped } from './transfers.sql';
 
-interface TransferRow extends DocumentRow {
-  transfer_no: string;
-  from_facility_id: string;
-  to_facility_id: string;
-  notes: string | null;
-  shipped_at: Date | null;
-  received_at: Date | null;
-}
-
-interface TransferLineRow {
-  id: string;
-  transfer_order_id: string;
-  line_no: number;
-  item_id: string;
-  qty: string;
-  from_location_id: string;
-  to_location_id: string;
-  lot_id: string | null;
-  serial_nos: string[] | null;
-  qty_shipped: string;
-  qty_received: string;
-}
-
-/** A checked line, quantity in base units. */
-interface NewLine {
-  itemId: string;
-  qty: Decimal;
-  fromLocationId: string;
-  toLocationId: string;
-  lotId: string | null;
-  serialNos: string[];
-}
-
-const transferView = (t: TransferRow, lines: TransferLineRow[]) => ({
+const transferView = (t: TransferOrder, lines: TransferOrderLine[]) => ({
   id: t.id,
-  transferNo: t.transfer_no,
-  fromFacilityId: t.from_facility_id,
-  toFacilityId: t.to_facility_id,
+  transferNo: t.transferNo,
+  fromFacilityId: t.fromFacilityId,
+  toFacilityId: t.toFacilityId,
   status: t.status as TransferStatus,
   notes: t.notes,
   lines: lines.map((l) => ({
     id: l.id,
-    lineNo: l.line_no,
-    itemId: l.item_id,
+    lineNo: l.lineNo,
+    itemId: l.itemId,
     qty: num(l.qty),
-    fromLocationId: l.from_location_id,
-    toLocationId: l.to_location_id,
-    lotId: l.lot_id,
-    qtyShipped: num(l.qty_shipped),
-    qtyReceived: num(l.qty_received),
+    fromLocationId: l.fromLocationId,
+    toLocationId: l.toLocationId,
+    lotId: l.lotId,
+    qtyShipped: num(l.qtyShipped),
+    qtyReceived: num(l.qtyReceived),
   })),
-  shippedAt: t.shipped_at,
-  receivedAt: t.received_at,
-  ...auditView(t),
+  shippedAt: t.shippedAt,
+  receivedAt: t.receivedAt,
+  ...documentAudit(t),
 });
 export type TransferView = ReturnType<typeof transferView>;
 
@@ -87,7 +56,7 @@ export const TRANSFER = new Transitions<TransferStatus, 'change' | 'ship' | 'rec
  */
 @Injectable()
 export class TransfersService {
-  private readonly store: DocumentStore<TransferRow, TransferStatus, keyof typeof TRANSFER.table>;
+  private readonly store: DocumentStore<TransferOrder, TransferStatus, keyof typeof TRANSFER.table>;
 
   constructor(
     private readonly uow: UnitOfWork,
@@ -96,23 +65,23 @@ export class TransfersService {
     private readonly uoms: UomConversion,
     private readonly numbers: DocumentNumbers,
   ) {
-    this.store = new DocumentStore(uow, 'transfer_orders', TRANSFER, (r) => r.transfer_no);
+    this.store = new DocumentStore(uow, TransferOrder, TRANSFER, (t) => t.transferNo);
   }
 
-  private get m() {
-    return this.uow.manager;
+  private get lineRepo() {
+    return this.uow.repository(TransferOrderLine);
   }
 
   /** Newest first (createdAt, then id); q searches transferNo. Lines of the page in one query. */
   async list(query: TransferQuery) {
-    const f = new SqlFilters(this.uow.tenantId)
-      .add('status = ?', query.status)
-      .add('from_facility_id = ?', query.fromFacilityId)
-      .add('to_facility_id = ?', query.toFacilityId)
-      .search(['transfer_no'], query.q);
-    const { rows, count } = await f.pageOf<TransferRow>(this.m, `SELECT * FROM transfer_orders WHERE ${f.where}`, 'created_at DESC, id DESC', query);
-    const lines = await this.linesOf(rows.map((r) => r.id));
-    return page(rows.map((r) => transferView(r, lines.filter((l) => l.transfer_order_id === r.id))), count, query);
+    const qb = this.store.repository.createQueryBuilder('t').orderBy('t.createdAt', 'DESC').addOrderBy('t.id', 'DESC');
+    if (query.status) qb.where('t.status = :status', { status: query.status });
+    if (query.fromFacilityId) qb.where('t.fromFacilityId = :fromFacilityId', { fromFacilityId: query.fromFacilityId });
+    if (query.toFacilityId) qb.where('t.toFacilityId = :toFacilityId', { toFacilityId: query.toFacilityId });
+    if (query.q) qb.where('t.transferNo ILIKE :q', { q: likePattern(query.q) });
+    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
+    const lines = await this.linesOf(rows.map((t) => t.id));
+    return page(rows.map((t) => transferView(t, lines.filter((l) => l.transferOrderId === t.id))), count, query);
   }
 
   async get(id: string): Promise<TransferView> {
@@ -127,12 +96,11 @@ export class TransfersService {
     const lines = await this.checkLines(dto.lines, dto.fromFacilityId, dto.toFacilityId);
     const id = randomUUID();
     const transferNo = await this.numbers.next('TO');
-    await this.m.query(
-      `INSERT INTO transfer_orders (tenant_id, id, transfer_no, from_facility_id, to_facility_id, status, notes, created_by, updated_by)
-       VALUES ($1, $2, $3, $4, $5, 'draft', $6, $7, $7)`,
-      [this.uow.tenantId, id, transferNo, dto.fromFacilityId, dto.toFacilityId, dto.notes ?? null, this.uow.userId],
-    );
-    await this.writeLines(id, lines);
+    await this.store.repository.insert({
+      id, transferNo, fromFacilityId: dto.fromFacilityId, toFacilityId: dto.toFacilityId, status: 'draft', notes: dto.notes ?? null,
+      createdBy: this.uow.userId, updatedBy: this.uow.userId,
+    });
+    await insertTransferLines(this.uow.manager, this.uow.tenantId, id, lines);
     return this.get(id);
   }
 
@@ -141,11 +109,11 @@ export class TransfersService {
     const t = await this.store.lockFor('change', id, ifMatch);
     if (dto.notes === undefined && !dto.lines) return this.get(id);
     if (dto.lines) {
-      const lines = await this.checkLines(dto.lines, t.from_facility_id, t.to_facility_id);
-      await this.m.query(`DELETE FROM transfer_order_lines WHERE tenant_id = $1 AND transfer_order_id = $2`, [this.uow.tenantId, id]);
-      await this.writeLines(id, lines);
+      const lines = await this.checkLines(dto.lines, t.fromFacilityId, t.toFacilityId);
+      await this.lineRepo.delete({ transferOrderId: id });
+      await insertTransferLines(this.uow.manager, this.uow.tenantId, id, lines);
     }
-    await this.store.touch(id, 'notes = $4', [dto.notes !== undefined ? dto.notes : t.notes]);
+    await this.store.touch(id, { notes: dto.notes !== undefined ? dto.notes : t.notes });
     return this.get(id);
   }
 
@@ -161,22 +129,15 @@ export class TransfersService {
       // locations and facilities are refused. Receiving what shipped finishes it and is not refused.
       startsWork: true,
       lines: lines.map((l, i) => ({
-        ...this.postingLine(l, i, l.from_location_id),
+        ...this.postingLine(l, i, l.fromLocationId),
         qty: toQty(l.qty).negated(),
         // Serial-tracked lines without serial numbers take the serials in stock at the location.
-        pickSerials: !l.serial_nos,
+        pickSerials: !l.serialNos,
       })),
     });
-    // Posting line i is ledger line i + 1, as transfer line i is line_no i + 1: record what shipped,
-    // including the serials picked, so receiving puts the same serials in stock.
-    await this.m.query(
-      `UPDATE transfer_order_lines t SET qty_shipped = t.qty, serial_nos = l.serial_nos
-         FROM ledger_lines l
-        WHERE t.tenant_id = $1 AND t.transfer_order_id = $2
-          AND l.tenant_id = $1 AND l.transaction_id = $3 AND l.line_no = t.line_no`,
-      [this.uow.tenantId, id, txn.id],
-    );
-    await this.store.move(id, 'ship', 'shipped_at = now()');
+    // Record what shipped, including the serials picked, so receiving puts the same serials in stock.
+    await recordShipped(this.uow.manager, this.uow.tenantId, id, txn.id);
+    await this.store.move(id, 'ship', { shippedAt: () => 'now()' });
     return this.get(id);
   }
 
@@ -188,13 +149,11 @@ export class TransfersService {
       type: 'transfer_in',
       sourceType: 'transfer_order',
       sourceId: id,
-      lines: lines.map((l, i) => ({ ...this.postingLine(l, i, l.to_location_id), qty: toQty(l.qty_shipped) })),
+      lines: lines.map((l, i) => ({ ...this.postingLine(l, i, l.toLocationId), qty: toQty(l.qtyShipped) })),
     });
-    await this.m.query(
-      `UPDATE transfer_order_lines SET qty_received = qty_shipped WHERE tenant_id = $1 AND transfer_order_id = $2`,
-      [this.uow.tenantId, id],
-    );
-    await this.store.move(id, 'receive', 'received_at = now()');
+    // Every line at once: what shipped is what is received (a function value is SQL: the line's own column).
+    await this.lineRepo.update({ transferOrderId: id }, { qtyReceived: () => 'qty_shipped' });
+    await this.store.move(id, 'receive', { receivedAt: () => 'now()' });
     return this.get(id);
   }
 
@@ -204,12 +163,12 @@ export class TransfersService {
     return this.get(id);
   }
 
-  private postingLine(l: TransferLineRow, i: number, locationId: string): Omit<PostingLine, 'qty'> {
+  private postingLine(l: TransferOrderLine, i: number, locationId: string): Omit<PostingLine, 'qty'> {
     return {
-      itemId: l.item_id,
+      itemId: l.itemId,
       locationId,
-      lotId: l.lot_id,
-      serialNos: l.serial_nos ?? undefined,
+      lotId: l.lotId,
+      serialNos: l.serialNos ?? undefined,
       field: `lines[${i}]`,
     };
   }
@@ -218,11 +177,11 @@ export class TransfersService {
    * Each line (new work: active item, facilities and locations): locations of the right facilities; the
    * quantity converted to base units; the item's lot and serial tracking rules.
    */
-  private async checkLines(lines: TransferLineDto[], fromFacilityId: string, toFacilityId: string): Promise<NewLine[]> {
+  private async checkLines(lines: TransferLineDto[], fromFacilityId: string, toFacilityId: string): Promise<NewTransferLine[]> {
     const items = await this.refs.items(lines.map((l) => l.itemId));
     const locations = await this.refs.locations(lines.flatMap((l) => [l.fromLocationId, l.toLocationId]));
     const lots = await this.refs.lots(lines.map((l) => l.lotId).filter((x): x is string => !!x));
-    const checked: NewLine[] = [];
+    const checked: NewTransferLine[] = [];
     for (const [i, line] of lines.entries()) {
       const f = `lines[${i}]`;
       const item = this.refs.stockItem(items, line.itemId, `${f}.itemId`, 'new');
@@ -237,32 +196,9 @@ export class TransfersService {
     return checked;
   }
 
-  /** Lines numbered 1..n in the given order. */
-  private async writeLines(transferId: string, lines: NewLine[]): Promise<void> {
-    await this.m.query(
-      `INSERT INTO transfer_order_lines (tenant_id, id, transfer_order_id, line_no, item_id, qty, from_location_id, to_location_id, lot_id, serial_nos)
-       SELECT $1, k.id, $2, k.ord, k.item_id, k.qty, k.from_id, k.to_id, k.lot_id, NULLIF(string_to_array(k.serials, E'\\x1f'), '{}')
-         FROM unnest($3::uuid[], $4::uuid[], $5::numeric[], $6::uuid[], $7::uuid[], $8::uuid[], $9::text[])
-              WITH ORDINALITY AS k(id, item_id, qty, from_id, to_id, lot_id, serials, ord)`,
-      [
-        this.uow.tenantId,
-        transferId,
-        lines.map(() => randomUUID()),
-        lines.map((l) => l.itemId),
-        lines.map((l) => sql(l.qty)),
-        lines.map((l) => l.fromLocationId),
-        lines.map((l) => l.toLocationId),
-        lines.map((l) => l.lotId),
-        lines.map((l) => l.serialNos.join('\x1f')),
-      ],
-    );
-  }
-
-  private linesOf(ids: string[]): Promise<TransferLineRow[]> {
+  /** The lines of the given transfers, by transfer, in line order. */
+  private linesOf(ids: string[]): Promise<TransferOrderLine[]> {
     if (!ids.length) return Promise.resolve([]);
-    return this.m.query(
-      `SELECT * FROM transfer_order_lines WHERE tenant_id = $1 AND transfer_order_id = ANY($2::uuid[]) ORDER BY transfer_order_id, line_no`,
-      [this.uow.tenantId, ids],
-    );
+    return this.lineRepo.find({ where: { transferOrderId: In(ids) }, order: { transferOrderId: 'ASC', lineNo: 'ASC' } });
   }
 }
