@@ -2,7 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { InventoryModule } from '../inventory/inventory.module';
 import { INCOMING_SUPPLY } from '../inventory/policies/incoming-supply';
 import { GoodsReceiptsService } from './goods-receipts.service';
-import { OpenPurchaseQuantity } from './open-purchase-quantity';
+import { OpenPurchaseQuantity } from './open-purchase-quantity.sql';
 import { PurchaseOrdersController } from './purchase-orders.controller';
 import { PurchaseOrdersService } from './purchase-orders.service';
 import { RequisitionsController } from './requisitions.controller';

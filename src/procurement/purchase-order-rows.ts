@@ -1,58 +1,32 @@
-/** A purchase order as stored (rows), as answered (view), and its states. */
-import { auditView, DocumentRow, Transitions } from '../documents/document-store';
+/** A purchase order as answered (view, from its entities) and its states. */
+import { documentAudit } from '../common/entity';
+import { Transitions } from '../documents/document-store';
 import { num } from '../documents/quantity';
 import { PoStatus } from './procurement.dto';
+import { PurchaseOrder, PurchaseOrderLine } from './purchase-order.entity';
 
-export interface PoRow extends DocumentRow {
-  po_no: string;
-  supplier_id: string;
-  facility_id: string;
-  currency: string;
-  order_date: string;
-  expected_date: string | null;
-  notes: string | null;
-  total_amount: string;
-  requisition_id: string | null;
-}
-
-export interface PoLineRow {
-  id: string;
-  purchase_order_id: string;
-  line_no: number;
-  item_id: string;
-  uom_id: string;
-  qty_ordered: string;
-  unit_price: string;
-  qty_received: string;
-  qty_ordered_base: string;
-  qty_received_base: string;
-}
-
-export const PO_COLUMNS = `id, po_no, supplier_id, facility_id, status, currency, to_char(order_date, 'YYYY-MM-DD') AS order_date,
-  to_char(expected_date, 'YYYY-MM-DD') AS expected_date, notes, total_amount, requisition_id, version, created_by, updated_by, created_at, updated_at`;
-
-export const poView = (o: PoRow, lines: PoLineRow[]) => ({
+export const poView = (o: PurchaseOrder, lines: PurchaseOrderLine[]) => ({
   id: o.id,
-  poNo: o.po_no,
-  supplierId: o.supplier_id,
-  facilityId: o.facility_id,
+  poNo: o.poNo,
+  supplierId: o.supplierId,
+  facilityId: o.facilityId,
   status: o.status as PoStatus,
   currency: o.currency,
-  orderDate: o.order_date,
-  expectedDate: o.expected_date,
+  orderDate: o.orderDate,
+  expectedDate: o.expectedDate,
   notes: o.notes,
   lines: lines.map((l) => ({
     id: l.id,
-    lineNo: l.line_no,
-    itemId: l.item_id,
-    qtyOrdered: num(l.qty_ordered),
-    uomId: l.uom_id,
-    unitPrice: num(l.unit_price),
-    qtyReceived: num(l.qty_received),
+    lineNo: l.lineNo,
+    itemId: l.itemId,
+    qtyOrdered: num(l.qtyOrdered),
+    uomId: l.uomId,
+    unitPrice: num(l.unitPrice),
+    qtyReceived: num(l.qtyReceived),
   })),
-  totalAmount: num(o.total_amount),
-  requisitionId: o.requisition_id,
-  ...auditView(o),
+  totalAmount: num(o.totalAmount),
+  requisitionId: o.requisitionId,
+  ...documentAudit(o),
 });
 export type PurchaseOrderView = ReturnType<typeof poView>;
 

@@ -3,15 +3,15 @@ import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { invalidState, notFound, validationFailed } from '../common/errors';
 import { likePattern, page } from '../common/pagination';
-import { SqlFilters } from '../database/filters.sql';
 import { UnitOfWork } from '../database/unit-of-work';
 import { DocumentStore } from '../documents/document-store';
 import { DocumentNumbers } from '../documents/numbering.sql';
-import { qty as toQty, sql, sum } from '../documents/quantity';
+import { sql as numeric, qty as toQty, sum } from '../documents/quantity';
 import { activeItem, CatalogRefs } from '../documents/references.sql';
 import { UomConversion } from '../documents/uom-conversion.sql';
 import { CreatePurchaseOrderDto, PoStatus, PurchaseOrderLineDto, PurchaseOrderQuery, UpdatePurchaseOrderDto } from './procurement.dto';
-import { PO_COLUMNS, PoLineRow, PoRow, poView, PURCHASE_ORDER, PurchaseOrderView } from './purchase-order-rows';
+import { poView, PURCHASE_ORDER, PurchaseOrderView } from './purchase-order-rows';
+import { PurchaseOrder, PurchaseOrderLine } from './purchase-order.entity';
 import { SuppliersService } from './suppliers.service';
 
 /** A checked order line: quantity in its UOM, and in base units (rounded up). */
@@ -27,7 +27,7 @@ export interface NewPoLine {
 @Injectable()
 export class PurchaseOrdersService {
   /** The orders' rows: locked, checked and stamped here and by GoodsReceiptsService. */
-  readonly store: DocumentStore<PoRow, PoStatus, keyof typeof PURCHASE_ORDER.table>;
+  readonly store: DocumentStore<PurchaseOrder, PoStatus, keyof typeof PURCHASE_ORDER.table>;
 
   constructor(
     private readonly uow: UnitOfWork,
@@ -36,27 +36,31 @@ export class PurchaseOrdersService {
     private readonly numbers: DocumentNumbers,
     private readonly suppliers: SuppliersService,
   ) {
-    this.store = new DocumentStore(uow, 'purchase_orders', PURCHASE_ORDER, (r) => r.po_no);
+    this.store = new DocumentStore(uow, PurchaseOrder, PURCHASE_ORDER, (o) => o.poNo);
   }
 
-  private get m() {
-    return this.uow.manager;
+  private get repo() {
+    return this.uow.repository(PurchaseOrder);
+  }
+
+  private get lineRepo() {
+    return this.uow.repository(PurchaseOrderLine);
   }
 
   /** Newest first (createdAt, then id); q: order number or supplier name (purchase_order_search, index-backed under RLS). */
   async list(query: PurchaseOrderQuery) {
-    const f = new SqlFilters(this.uow.tenantId)
-      .add('status = ?', query.status)
-      .add('supplier_id = ?', query.supplierId)
-      .add('facility_id = ?', query.facilityId)
-      .add('id IN (SELECT id FROM purchase_order_search(?))', query.q && likePattern(query.q));
-    const { rows, count } = await f.pageOf<PoRow>(this.m, `SELECT ${PO_COLUMNS} FROM purchase_orders WHERE ${f.where}`, 'created_at DESC, id DESC', query);
+    const qb = this.repo.createQueryBuilder('o').orderBy('o.createdAt', 'DESC').addOrderBy('o.id', 'DESC');
+    if (query.status) qb.where('o.status = :status', { status: query.status });
+    if (query.supplierId) qb.where('o.supplierId = :supplierId', { supplierId: query.supplierId });
+    if (query.facilityId) qb.where('o.facilityId = :facilityId', { facilityId: query.facilityId });
+    if (query.q) qb.where('o.id IN (SELECT id FROM purchase_order_search(:q))', { q: likePattern(query.q) });
+    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
     const lines = await this.lines(rows.map((r) => r.id));
-    return page(rows.map((r) => poView(r, lines.filter((l) => l.purchase_order_id === r.id))), count, query);
+    return page(rows.map((r) => poView(r, lines.filter((l) => l.purchaseOrderId === r.id))), count, query);
   }
 
   async get(id: string): Promise<PurchaseOrderView> {
-    const [row]: PoRow[] = await this.m.query(`SELECT ${PO_COLUMNS} FROM purchase_orders WHERE tenant_id = $1 AND id = $2`, [this.uow.tenantId, id]);
+    const row = await this.repo.findOne({ id });
     if (!row) throw notFound('Purchase order');
     return poView(row, await this.lines([id]));
   }
@@ -82,12 +86,13 @@ export class PurchaseOrdersService {
   ): Promise<PurchaseOrderView> {
     const id = randomUUID();
     const poNo = await this.numbers.next('PO');
-    await this.m.query(
-      `INSERT INTO purchase_orders (tenant_id, id, po_no, supplier_id, facility_id, status, currency, order_date, expected_date, notes,
-                                    total_amount, requisition_id, created_by, updated_by)
-       VALUES ($1, $2, $3, $4, $5, 'draft', $6, coalesce($7::date, (now() AT TIME ZONE 'UTC')::date), $8, $9, $10, $11, $12, $12)`,
-      [this.uow.tenantId, id, poNo, h.supplierId, h.facilityId, h.currency, h.orderDate, h.expectedDate, h.notes, sql(total(lines)), h.requisitionId, this.uow.userId],
-    );
+    await this.repo.insert({
+      id, poNo, supplierId: h.supplierId, facilityId: h.facilityId, status: 'draft', currency: h.currency,
+      // Default today in UTC, as the database sees it.
+      orderDate: h.orderDate ?? (() => `(now() AT TIME ZONE 'UTC')::date`),
+      expectedDate: h.expectedDate, notes: h.notes, totalAmount: numeric(total(lines)), requisitionId: h.requisitionId,
+      createdBy: this.uow.userId, updatedBy: this.uow.userId,
+    });
     await this.writeLines(id, lines);
     return this.get(id);
   }
@@ -98,30 +103,27 @@ export class PurchaseOrdersService {
     if (Object.values(dto).every((v) => v === undefined)) return this.get(id);
     const supplier = dto.supplierId !== undefined ? await this.suppliers.reference(dto.supplierId, 'supplierId') : undefined;
     if (dto.facilityId !== undefined) await this.refs.facility(dto.facilityId, 'facilityId', 'new');
-    let totalAmount = toQty(o.total_amount);
+    let totalAmount = toQty(o.totalAmount);
     if (dto.lines) {
       const lines = await this.checkLines(dto.lines);
-      await this.m.query(`DELETE FROM purchase_order_lines WHERE tenant_id = $1 AND purchase_order_id = $2`, [this.uow.tenantId, id]);
+      await this.lineRepo.delete({ purchaseOrderId: id });
       await this.writeLines(id, lines);
       totalAmount = total(lines);
     }
     const pick = <T>(given: T | undefined, stored: T) => (given === undefined ? stored : given);
-    await this.store.touch(
-      id,
-      'supplier_id = $4, facility_id = $5, currency = $6, order_date = $7, expected_date = $8, notes = $9, total_amount = $10',
-      [
-        pick(dto.supplierId, o.supplier_id), pick(dto.facilityId, o.facility_id),
-        // A new supplier brings its currency unless one is given.
-        dto.currency ?? supplier?.currency ?? o.currency,
-        pick(dto.orderDate, o.order_date), pick(dto.expectedDate, o.expected_date), pick(dto.notes, o.notes), sql(totalAmount),
-      ],
-    );
+    await this.store.touch(id, {
+      supplierId: pick(dto.supplierId, o.supplierId), facilityId: pick(dto.facilityId, o.facilityId),
+      // A new supplier brings its currency unless one is given.
+      currency: dto.currency ?? supplier?.currency ?? o.currency,
+      orderDate: pick(dto.orderDate, o.orderDate), expectedDate: pick(dto.expectedDate, o.expectedDate), notes: pick(dto.notes, o.notes),
+      totalAmount: numeric(totalAmount),
+    });
     return this.get(id);
   }
 
   async submit(id: string, ifMatch?: number): Promise<PurchaseOrderView> {
     const o = await this.store.lockFor('submit', id, ifMatch);
-    if (!(await this.lines([id])).length) throw invalidState(`Purchase order ${o.po_no} has no lines; add one before submitting`);
+    if (!(await this.lineRepo.findOne({ purchaseOrderId: id }))) throw invalidState(`Purchase order ${o.poNo} has no lines; add one before submitting`);
     await this.store.move(id, 'submit');
     return this.get(id);
   }
@@ -164,23 +166,22 @@ export class PurchaseOrdersService {
   }
 
   private async writeLines(orderId: string, lines: NewPoLine[]): Promise<void> {
-    if (!lines.length) return;
-    await this.m.query(
-      `INSERT INTO purchase_order_lines (tenant_id, id, purchase_order_id, line_no, item_id, uom_id, qty_ordered, unit_price, qty_ordered_base)
-       SELECT $1, gen_random_uuid(), $2, k.ord, k.item_id, k.uom_id, k.qty, k.price, k.base
-         FROM unnest($3::uuid[], $4::uuid[], $5::numeric[], $6::numeric[], $7::numeric[]) WITH ORDINALITY AS k(item_id, uom_id, qty, price, base, ord)`,
-      [this.uow.tenantId, orderId, lines.map((l) => l.itemId), lines.map((l) => l.uomId), lines.map((l) => sql(l.qtyOrdered)), lines.map((l) => sql(l.unitPrice)), lines.map((l) => sql(l.qtyOrderedBase))],
-    );
+    // One INSERT of all lines (the repository writes an array as one statement).
+    await this.lineRepo.insert(lines.map((l, i) => ({
+      id: randomUUID(), purchaseOrderId: orderId, lineNo: i + 1, itemId: l.itemId, uomId: l.uomId,
+      qtyOrdered: numeric(l.qtyOrdered), unitPrice: numeric(l.unitPrice), qtyOrderedBase: numeric(l.qtyOrderedBase),
+    })));
   }
 
   /** The lines of orders, in order and line order. */
-  lines(ids: string[]): Promise<PoLineRow[]> {
+  lines(ids: string[]): Promise<PurchaseOrderLine[]> {
     if (!ids.length) return Promise.resolve([]);
-    return this.m.query(
-      `SELECT id, purchase_order_id, line_no, item_id, uom_id, qty_ordered, unit_price, qty_received, qty_ordered_base, qty_received_base
-         FROM purchase_order_lines WHERE tenant_id = $1 AND purchase_order_id = ANY($2::uuid[]) ORDER BY purchase_order_id, line_no`,
-      [this.uow.tenantId, ids],
-    );
+    return this.lineRepo
+      .createQueryBuilder('l')
+      .where('l.purchaseOrderId = ANY(:ids)', { ids })
+      .orderBy('l.purchaseOrderId')
+      .addOrderBy('l.lineNo')
+      .getMany();
   }
 }
 

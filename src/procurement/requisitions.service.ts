@@ -1,49 +1,29 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { ErrorDetail, invalidState, notFound, validationFailed } from '../common/errors';
-import { page } from '../common/pagination';
-import { SqlFilters } from '../database/filters.sql';
+import { documentAudit } from '../common/entity';
+import { likePattern, page } from '../common/pagination';
 import { UnitOfWork } from '../database/unit-of-work';
-import { auditView, DocumentRow, DocumentStore, Transitions } from '../documents/document-store';
+import { DocumentStore, Transitions } from '../documents/document-store';
 import { DocumentNumbers } from '../documents/numbering.sql';
-import { num, qty as toQty, sql } from '../documents/quantity';
+import { num, sql as numeric, qty as toQty } from '../documents/quantity';
 import { activeItem, CatalogRefs } from '../documents/references.sql';
 import { UomConversion } from '../documents/uom-conversion.sql';
 import { CreateRequisitionDto, ReqStatus, RequisitionLineDto, RequisitionQuery, UpdateRequisitionDto } from './procurement.dto';
 import { PurchaseOrdersService } from './purchase-orders.service';
+import { Requisition, RequisitionLine } from './requisition.entity';
 import { SuppliersService } from './suppliers.service';
 
-interface ReqRow extends DocumentRow {
-  req_no: string;
-  facility_id: string;
-  needed_by: string | null;
-  notes: string | null;
-  purchase_order_ids: string[];
-}
-
-interface ReqLineRow {
-  id: string;
-  requisition_id: string;
-  line_no: number;
-  item_id: string;
-  uom_id: string;
-  qty: string;
-  supplier_id: string | null;
-}
-
-const REQ_COLUMNS = `id, req_no, facility_id, status, to_char(needed_by, 'YYYY-MM-DD') AS needed_by, notes, purchase_order_ids,
-  version, created_by, updated_by, created_at, updated_at`;
-
-const reqView = (r: ReqRow, lines: ReqLineRow[]) => ({
+const reqView = (r: Requisition, lines: RequisitionLine[]) => ({
   id: r.id,
-  reqNo: r.req_no,
-  facilityId: r.facility_id,
+  reqNo: r.reqNo,
+  facilityId: r.facilityId,
   status: r.status as ReqStatus,
-  neededBy: r.needed_by,
+  neededBy: r.neededBy,
   notes: r.notes,
-  lines: lines.map((l) => ({ id: l.id, lineNo: l.line_no, itemId: l.item_id, qty: num(l.qty), uomId: l.uom_id, supplierId: l.supplier_id })),
-  purchaseOrderIds: r.purchase_order_ids,
-  ...auditView(r),
+  lines: lines.map((l) => ({ id: l.id, lineNo: l.lineNo, itemId: l.itemId, qty: num(l.qty), uomId: l.uomId, supplierId: l.supplierId })),
+  purchaseOrderIds: r.purchaseOrderIds,
+  ...documentAudit(r),
 });
 export type RequisitionView = ReturnType<typeof reqView>;
 
@@ -58,7 +38,7 @@ export const REQUISITION = new Transitions<ReqStatus, 'change' | 'submit' | 'app
 /** Purchase requisitions: what a facility needs, turned into draft purchase orders once approved. */
 @Injectable()
 export class RequisitionsService {
-  private readonly store: DocumentStore<ReqRow, ReqStatus, keyof typeof REQUISITION.table>;
+  private readonly store: DocumentStore<Requisition, ReqStatus, keyof typeof REQUISITION.table>;
 
   constructor(
     private readonly uow: UnitOfWork,
@@ -68,23 +48,30 @@ export class RequisitionsService {
     private readonly suppliers: SuppliersService,
     private readonly orders: PurchaseOrdersService,
   ) {
-    this.store = new DocumentStore(uow, 'requisitions', REQUISITION, (r) => r.req_no);
+    this.store = new DocumentStore(uow, Requisition, REQUISITION, (r) => r.reqNo);
   }
 
-  private get m() {
-    return this.uow.manager;
+  private get repo() {
+    return this.uow.repository(Requisition);
+  }
+
+  private get lineRepo() {
+    return this.uow.repository(RequisitionLine);
   }
 
   /** Newest first (createdAt, then id); q searches reqNo. */
   async list(query: RequisitionQuery) {
-    const f = new SqlFilters(this.uow.tenantId).add('status = ?', query.status).add('facility_id = ?', query.facilityId).search(['req_no'], query.q);
-    const { rows, count } = await f.pageOf<ReqRow>(this.m, `SELECT ${REQ_COLUMNS} FROM requisitions WHERE ${f.where}`, 'created_at DESC, id DESC', query);
+    const qb = this.repo.createQueryBuilder('r').orderBy('r.createdAt', 'DESC').addOrderBy('r.id', 'DESC');
+    if (query.status) qb.where('r.status = :status', { status: query.status });
+    if (query.facilityId) qb.where('r.facilityId = :facilityId', { facilityId: query.facilityId });
+    if (query.q) qb.where('r.reqNo ILIKE :q', { q: likePattern(query.q) });
+    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
     const lines = await this.linesOf(rows.map((r) => r.id));
-    return page(rows.map((r) => reqView(r, lines.filter((l) => l.requisition_id === r.id))), count, query);
+    return page(rows.map((r) => reqView(r, lines.filter((l) => l.requisitionId === r.id))), count, query);
   }
 
   async get(id: string): Promise<RequisitionView> {
-    const [row]: ReqRow[] = await this.m.query(`SELECT ${REQ_COLUMNS} FROM requisitions WHERE tenant_id = $1 AND id = $2`, [this.uow.tenantId, id]);
+    const row = await this.repo.findOne({ id });
     if (!row) throw notFound('Requisition');
     return reqView(row, await this.linesOf([id]));
   }
@@ -94,11 +81,10 @@ export class RequisitionsService {
     const lines = await this.checkLines(dto.lines ?? []);
     const id = randomUUID();
     const reqNo = await this.numbers.next('RQ');
-    await this.m.query(
-      `INSERT INTO requisitions (tenant_id, id, req_no, facility_id, status, needed_by, notes, created_by, updated_by)
-       VALUES ($1, $2, $3, $4, 'draft', $5, $6, $7, $7)`,
-      [this.uow.tenantId, id, reqNo, dto.facilityId, dto.neededBy ?? null, dto.notes ?? null, this.uow.userId],
-    );
+    await this.repo.insert({
+      id, reqNo, facilityId: dto.facilityId, status: 'draft', neededBy: dto.neededBy ?? null, notes: dto.notes ?? null,
+      createdBy: this.uow.userId, updatedBy: this.uow.userId,
+    });
     await this.writeLines(id, lines);
     return this.get(id);
   }
@@ -109,17 +95,17 @@ export class RequisitionsService {
     if (dto.facilityId !== undefined) await this.refs.facility(dto.facilityId, 'facilityId', 'new');
     if (dto.lines) {
       const lines = await this.checkLines(dto.lines);
-      await this.m.query(`DELETE FROM requisition_lines WHERE tenant_id = $1 AND requisition_id = $2`, [this.uow.tenantId, id]);
+      await this.lineRepo.delete({ requisitionId: id });
       await this.writeLines(id, lines);
     }
     const pick = <T>(given: T | undefined, stored: T) => (given === undefined ? stored : given);
-    await this.store.touch(id, 'facility_id = $4, needed_by = $5, notes = $6', [pick(dto.facilityId, r.facility_id), pick(dto.neededBy, r.needed_by), pick(dto.notes, r.notes)]);
+    await this.store.touch(id, { facilityId: pick(dto.facilityId, r.facilityId), neededBy: pick(dto.neededBy, r.neededBy), notes: pick(dto.notes, r.notes) });
     return this.get(id);
   }
 
   async submit(id: string, ifMatch?: number): Promise<RequisitionView> {
     const r = await this.store.lockFor('submit', id, ifMatch);
-    if (!(await this.linesOf([id])).length) throw invalidState(`Requisition ${r.req_no} has no lines; add one before submitting`);
+    if (!(await this.lineRepo.findOne({ requisitionId: id }))) throw invalidState(`Requisition ${r.reqNo} has no lines; add one before submitting`);
     await this.store.move(id, 'submit');
     return this.get(id);
   }
@@ -138,23 +124,23 @@ export class RequisitionsService {
   async convert(id: string, ifMatch?: number): Promise<RequisitionView> {
     const r = await this.store.lockFor('convert', id, ifMatch);
     const lines = await this.linesOf([id]);
-    const missing: ErrorDetail[] = lines.filter((l) => !l.supplier_id).map((l) => ({ field: `lines[${l.line_no - 1}].supplierId`, message: 'is required to convert' }));
-    if (missing.length) throw validationFailed(`Every line needs a supplier to convert requisition ${r.req_no} (${missing.length} without)`, missing);
-    const bySupplier = new Map<string, ReqLineRow[]>();
-    for (const l of lines) bySupplier.set(l.supplier_id!, [...(bySupplier.get(l.supplier_id!) ?? []), l]);
+    const missing: ErrorDetail[] = lines.filter((l) => !l.supplierId).map((l) => ({ field: `lines[${l.lineNo - 1}].supplierId`, message: 'is required to convert' }));
+    if (missing.length) throw validationFailed(`Every line needs a supplier to convert requisition ${r.reqNo} (${missing.length} without)`, missing);
+    const bySupplier = new Map<string, RequisitionLine[]>();
+    for (const l of lines) bySupplier.set(l.supplierId!, [...(bySupplier.get(l.supplierId!) ?? []), l]);
     const orderIds: string[] = [];
     for (const [supplierId, group] of bySupplier) {
-      const supplier = await this.suppliers.reference(supplierId, `lines[${group[0].line_no - 1}].supplierId`);
+      const supplier = await this.suppliers.reference(supplierId, `lines[${group[0].lineNo - 1}].supplierId`);
       const checked = await this.orders.checkLines(group.map((l) => ({
-        itemId: l.item_id, qtyOrdered: Number(l.qty), uomId: l.uom_id, unitPrice: 0, field: `lines[${l.line_no - 1}]`,
+        itemId: l.itemId, qtyOrdered: Number(l.qty), uomId: l.uomId, unitPrice: 0, field: `lines[${l.lineNo - 1}]`,
       })));
       const order = await this.orders.insert(
-        { supplierId, facilityId: r.facility_id, currency: supplier.currency, orderDate: null, expectedDate: r.needed_by, notes: `From requisition ${r.req_no}`, requisitionId: id },
+        { supplierId, facilityId: r.facilityId, currency: supplier.currency, orderDate: null, expectedDate: r.neededBy, notes: `From requisition ${r.reqNo}`, requisitionId: id },
         checked,
       );
       orderIds.push(order.id);
     }
-    await this.store.move(id, 'convert', 'purchase_order_ids = $4', [orderIds]);
+    await this.store.move(id, 'convert', { purchaseOrderIds: orderIds });
     return this.get(id);
   }
 
@@ -173,21 +159,20 @@ export class RequisitionsService {
   }
 
   private async writeLines(id: string, lines: Array<{ itemId: string; uomId: string; qty: number; supplierId: string | null }>): Promise<void> {
-    if (!lines.length) return;
-    await this.m.query(
-      `INSERT INTO requisition_lines (tenant_id, id, requisition_id, line_no, item_id, uom_id, qty, supplier_id)
-       SELECT $1, gen_random_uuid(), $2, k.ord, k.item_id, k.uom_id, k.qty, k.supplier_id
-         FROM unnest($3::uuid[], $4::uuid[], $5::numeric[], $6::uuid[]) WITH ORDINALITY AS k(item_id, uom_id, qty, supplier_id, ord)`,
-      [this.uow.tenantId, id, lines.map((l) => l.itemId), lines.map((l) => l.uomId), lines.map((l) => sql(toQty(String(l.qty)))), lines.map((l) => l.supplierId)],
-    );
+    // One INSERT of all lines (the repository writes an array as one statement).
+    await this.lineRepo.insert(lines.map((l, i) => ({
+      id: randomUUID(), requisitionId: id, lineNo: i + 1, itemId: l.itemId, uomId: l.uomId, qty: numeric(toQty(String(l.qty))), supplierId: l.supplierId,
+    })));
   }
 
-  private linesOf(ids: string[]): Promise<ReqLineRow[]> {
+  /** The lines of requisitions, in requisition and line order. */
+  private linesOf(ids: string[]): Promise<RequisitionLine[]> {
     if (!ids.length) return Promise.resolve([]);
-    return this.m.query(
-      `SELECT id, requisition_id, line_no, item_id, uom_id, qty, supplier_id FROM requisition_lines
-        WHERE tenant_id = $1 AND requisition_id = ANY($2::uuid[]) ORDER BY requisition_id, line_no`,
-      [this.uow.tenantId, ids],
-    );
+    return this.lineRepo
+      .createQueryBuilder('l')
+      .where('l.requisitionId = ANY(:ids)', { ids })
+      .orderBy('l.requisitionId')
+      .addOrderBy('l.lineNo')
+      .getMany();
   }
 }

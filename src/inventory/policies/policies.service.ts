@@ -105,7 +105,7 @@ export class PoliciesService {
    * without a row) + the open purchase-order quantity (IncomingSupply, in base units).
    */
   async suggestions(query: PolicyQuery) {
-    const incoming = this.incoming.sql('r.item_id', 'r.facility_id', 'r.tenant_id');
+    const incoming = this.incoming.sql('r.item_id', 'r.facility_id');
     const { rows, count } = await suggestionsPage(this.uow.manager, this.uow.tenantId, query, incoming, query);
     return page(
       rows.map((r) => ({

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { PageQuery } from '../../common/pagination';
 import { SqlFilters } from '../../database/filters.sql';
-import { raw, sql } from '../../database/sql';
+import { Sql, sql } from '../../database/sql';
 import { lapsedHolds } from '../ledger/lapsed.sql';
 
 /** A row of the reorder suggestions: an active policy's quantities and its projected quantity. */
@@ -20,14 +20,14 @@ export interface SuggestionRow {
 /**
  * One page of the active policies of the tenant whose projected quantity is below minQty + safetyStock,
  * newest policy first: projectedQty = available on hand − open unallocated reserved − allocated
- * (inventory_positions; 0 without a row) + `incoming` (a scalar expression over the policy row's
- * `r.item_id`, `r.facility_id`, `r.tenant_id`: IncomingSupply).
+ * (inventory_positions; 0 without a row) + `incoming` (a scalar fragment over the policy row's
+ * `r.item_id` and `r.facility_id`: IncomingSupply).
  */
 export function suggestionsPage(
   m: EntityManager,
   tenantId: string,
   filters: { itemId?: string; facilityId?: string },
-  incoming: string,
+  incoming: Sql,
   page: PageQuery,
 ): Promise<{ rows: SuggestionRow[]; count: number }> {
   const f = new SqlFilters(tenantId, 'r')
@@ -37,7 +37,7 @@ export function suggestionsPage(
   const projection = sql`WITH ${lapsedHolds(tenantId)}, projection AS (
       SELECT r.id, r.item_id, r.facility_id, r.min_qty, r.max_qty, r.safety_stock, r.reorder_qty, r.created_at,
              coalesce(p.qty_available_on_hand - p.qty_reserved - p.qty_allocated, 0) + coalesce(h.allocated + h.reserved, 0)
-               + ${raw(incoming)} AS projected_qty
+               + ${incoming} AS projected_qty
         FROM reorder_policies r
         LEFT JOIN inventory_positions p ON p.tenant_id = r.tenant_id AND p.item_id = r.item_id AND p.facility_id = r.facility_id
         LEFT JOIN lapsed_holds h ON h.item_id = r.item_id AND h.facility_id = r.facility_id

@@ -1,0 +1,57 @@
+import type { EntityManager } from 'typeorm';
+import { query, sql } from '../database/sql';
+
+/** A line of a new receipt, as written (quantities as numeric text; serial numbers joined by U+001F). */
+export interface NewReceiptLine {
+  poLineId: string;
+  itemId: string;
+  qty: string;
+  locationId: string | null;
+  lotNo: string | null;
+  expiryDate: string | null;
+  /** The line's serial numbers joined by U+001F ('' for none). */
+  serials: string;
+  statusId: string | null;
+}
+
+/**
+ * A receipt and its lines (numbered 1..n in the order given) in one statement: a receipt may carry many
+ * lines, each with many serial numbers.
+ */
+export async function insertReceipt(
+  m: EntityManager,
+  r: { tenantId: string; id: string; receiptNo: string; orderId: string; transactionId: string | null; notes: string | null; createdBy: string; lines: NewReceiptLine[] },
+): Promise<void> {
+  const { lines } = r;
+  await query(
+    m,
+    sql`WITH r AS (
+         INSERT INTO receipts (tenant_id, id, receipt_no, purchase_order_id, transaction_id, notes, created_by)
+         VALUES (${r.tenantId}, ${r.id}, ${r.receiptNo}, ${r.orderId}, ${r.transactionId}, ${r.notes}, ${r.createdBy}) RETURNING tenant_id, id)
+       INSERT INTO receipt_lines (tenant_id, receipt_id, line_no, po_line_id, item_id, qty, location_id, lot_no, expiry_date, serial_nos, status_id)
+       SELECT r.tenant_id, r.id, k.ord, k.po_line_id, k.item_id, k.qty, k.location_id, k.lot_no, k.expiry_date::date,
+              NULLIF(string_to_array(k.serials, E'\\x1f'), '{}'), k.status_id
+         FROM r, unnest(${lines.map((l) => l.poLineId)}::uuid[], ${lines.map((l) => l.itemId)}::uuid[], ${lines.map((l) => l.qty)}::numeric[],
+                        ${lines.map((l) => l.locationId)}::uuid[], ${lines.map((l) => l.lotNo)}::text[], ${lines.map((l) => l.expiryDate)}::text[],
+                        ${lines.map((l) => l.serials)}::text[], ${lines.map((l) => l.statusId)}::uuid[])
+              WITH ORDINALITY AS k(po_line_id, item_id, qty, location_id, lot_no, expiry_date, serials, status_id, ord)`,
+  );
+}
+
+/** Adds received quantities (in the line's UOM and in base units) to the order's lines, in one statement. */
+export async function addReceived(
+  m: EntityManager,
+  tenantId: string,
+  orderId: string,
+  received: Array<{ poLineId: string; qty: string; base: string }>,
+): Promise<void> {
+  await query(
+    m,
+    sql`UPDATE purchase_order_lines l SET qty_received = l.qty_received + k.qty, qty_received_base = l.qty_received_base + k.base
+          FROM (SELECT po_line_id, sum(qty) AS qty, sum(base) AS base
+                  FROM unnest(${received.map((r) => r.poLineId)}::uuid[], ${received.map((r) => r.qty)}::numeric[], ${received.map((r) => r.base)}::numeric[])
+                       AS k(po_line_id, qty, base)
+                 GROUP BY po_line_id) k
+         WHERE l.tenant_id = ${tenantId} AND l.purchase_order_id = ${orderId} AND l.id = k.po_line_id`,
+  );
+}
