@@ -2,24 +2,11 @@ import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } fr
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ClsService } from 'nestjs-cls';
 import { concatMap, Observable, of } from 'rxjs';
-import type { EntityManager } from 'typeorm';
-import { GENERIC, prepared } from '../database/prepared';
 import { UnitOfWork } from '../database/unit-of-work';
 import { AppError } from './errors';
 import { ErrorBody, toErrorBody } from './exception.filter';
-import {
-  IDEMPOTENCY_HEADER,
-  IDEMPOTENCY_KEY_MAX_LENGTH,
-  IDEMPOTENCY_TTL_HOURS,
-  requestHash,
-  shouldStoreFailure,
-} from './idempotency';
-
-interface StoredKey {
-  request_hash: string;
-  status_code: number | null;
-  response: unknown;
-}
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, requestHash, shouldStoreFailure } from './idempotency';
+import { storedKey, storeResponse, takeKey } from './idempotency.sql';
 
 /** The key this request took (inserted) in its unit of work, kept in the request's CLS for the failure path. */
 interface TakenKey {
@@ -29,29 +16,6 @@ interface TakenKey {
 }
 const TAKEN_KEY = 'idempotency.takenKey';
 const IDEMPOTENCY_HEADER_LOWER = IDEMPOTENCY_HEADER.toLowerCase();
-
-/**
- * Takes the key for this request, in one statement: a new row, or the row of an expired key (older than the
- * TTL counts as absent) taken over in place. Returns whether it was taken; a live key's row is left as it is
- * (and, as with any conflicting insert, this waits while the request holding it is still in flight).
- */
-async function takeKey(
-  manager: EntityManager,
-  row: { tenantId: string; key: string; hash: string; status?: number; response?: string },
-): Promise<boolean> {
-  const taken: unknown[] = await manager.query(
-    prepared(
-      `INSERT INTO idempotency_keys AS k (tenant_id, key, request_hash, status_code, response) VALUES ($1, $2, $3, $4, $5::json)
-     ON CONFLICT (tenant_id, key) DO UPDATE
-       SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code, response = EXCLUDED.response, created_at = now()
-       WHERE k.created_at < now() - make_interval(hours => $6)
-     RETURNING k.key`,
-      GENERIC,
-    ),
-    [row.tenantId, row.key, row.hash, row.status ?? null, row.response ?? null, IDEMPOTENCY_TTL_HOURS],
-  );
-  return taken.length > 0;
-}
 
 /**
  * `Idempotency-Key` on POST (CONTRACT.md §1). Runs inside the request's unit of work (registered after
@@ -93,10 +57,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const res = ctx.switchToHttp().getResponse<FastifyReply>();
 
     if (!taken) {
-      const [stored]: (StoredKey | undefined)[] = await manager.query(
-        `SELECT request_hash, status_code, response FROM idempotency_keys WHERE tenant_id = $1 AND key = $2`,
-        [tenantId, key],
-      );
+      const stored = await storedKey(manager, tenantId, key);
       if (stored && stored.request_hash !== hash) {
         throw new AppError(409, 'idempotency_conflict', `${IDEMPOTENCY_HEADER} was already used with a different request`);
       }
@@ -122,14 +83,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return next.handle().pipe(
       concatMap(async (body) => {
         // JSON.stringify is what Fastify sends (Dates as ISO strings), stored unparsed in a `json` column.
-        await this.uow.finishWith(() =>
-          manager.query(prepared(`UPDATE idempotency_keys SET status_code = $3, response = $4::json WHERE tenant_id = $1 AND key = $2`, GENERIC), [
-            tenantId,
-            key,
-            res.statusCode,
-            JSON.stringify(body ?? null),
-          ]),
-        );
+        await this.uow.finishWith(() => storeResponse(manager, tenantId, key, res.statusCode, JSON.stringify(body ?? null)));
         return body;
       }),
     );

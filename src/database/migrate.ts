@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { query, sql } from './sql';
 
 /** Arbitrary constant: the advisory lock that serialises migration runs across processes. */
 const MIGRATION_LOCK = 724_310_001;
@@ -8,10 +9,10 @@ async function withMigrationLock<T>(dataSource: DataSource, work: () => Promise<
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
-    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await query(runner.manager, sql`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
     return await work();
   } finally {
-    await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await query(runner.manager, sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`).catch(() => undefined);
     await runner.release();
   }
 }
@@ -28,7 +29,7 @@ export async function runMigrations(dataSource: DataSource): Promise<string[]> {
 export async function revertLastMigration(dataSource: DataSource): Promise<string | undefined> {
   return withMigrationLock(dataSource, async () => {
     const table = dataSource.options.migrationsTableName ?? 'migrations';
-    const [exists] = await dataSource.query('SELECT to_regclass($1) IS NOT NULL AS "exists"', [table]);
+    const [exists] = await query(dataSource.manager, sql`SELECT to_regclass(${table}) IS NOT NULL AS "exists"`);
     if (!exists.exists) return undefined;
     const [last] = await dataSource.query(`SELECT name FROM "${table}" ORDER BY id DESC LIMIT 1`);
     if (!last) return undefined;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { invalidField, unknownReference } from '../common/errors';
+import { query, sql } from '../database/sql';
 import { UnitOfWork } from '../database/unit-of-work';
 import { convertToBase, siblingField } from './uom-math';
 
@@ -31,13 +32,13 @@ export class UomConversion {
     const base = { label: `the base unit of ${item.itemNo}`, decimals: item.decimals, factor: 1 };
     if (!uomId || uomId === item.baseUomId) return convertToBase(qty, base, item.decimals, field);
     const uomField = siblingField(field, 'uomId');
-    const [row]: Array<{ code: string; decimals: number; is_base: boolean; factor: string | null }> = await this.uow.manager.query(
-      `SELECT u.code, u.decimals, u.id = i.base_uom_id AS is_base, c.factor
+    const [row]: Array<{ code: string; decimals: number; is_base: boolean; factor: string | null }> = await query(
+      this.uow.manager,
+      sql`SELECT u.code, u.decimals, u.id = i.base_uom_id AS is_base, c.factor
          FROM uoms u
-         JOIN items i ON i.tenant_id = u.tenant_id AND i.id = $3
+         JOIN items i ON i.tenant_id = u.tenant_id AND i.id = ${item.id}
          LEFT JOIN item_uom_conversions c ON c.tenant_id = u.tenant_id AND c.item_id = i.id AND c.uom_id = u.id
-        WHERE u.tenant_id = $1 AND u.id = $2`,
-      [this.uow.tenantId, uomId, item.id],
+        WHERE u.tenant_id = ${this.uow.tenantId} AND u.id = ${uomId}`,
     );
     if (!row) throw unknownReference(uomField);
     if (row.is_base) return convertToBase(qty, base, item.decimals, field);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../database/unit-of-work';
+import { inManager, insertStatuses, insertTenant, insertUoms, RunStatement, send } from './tenant-provisioner.sql';
 
 /** Seeded for every tenant on its first request (CONTRACT.md §4, §5). */
 export const SEED_UOMS: ReadonlyArray<[code: string, name: string, decimals: number]> = [
@@ -33,7 +34,7 @@ export class TenantProvisioner {
   /** Nothing to wait for (undefined) once the tenant is known to this process. */
   ensure(tenantId: string): Promise<void> | undefined {
     if (this.known.has(tenantId)) return undefined;
-    return this.uow.run((m) => provisionTenant((sql, params) => m.query(sql, params), tenantId), tenantId).then(() => void this.known.add(tenantId));
+    return this.uow.run((m) => provisionTenant(inManager(m), tenantId), tenantId).then(() => void this.known.add(tenantId));
   }
 }
 
@@ -41,19 +42,9 @@ export class TenantProvisioner {
  * The tenant row, its units of measure and stock statuses, unless the tenant exists: the gate is the
  * tenant row's insert. Also used by `npm run seed` for a tenant that has not made a request yet.
  */
-export async function provisionTenant(query: (sql: string, params: unknown[]) => Promise<unknown>, tenantId: string): Promise<void> {
-  const created = (await query(`INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING RETURNING tenant_id`, [tenantId])) as unknown[] | { rows: unknown[] };
+export async function provisionTenant(run: RunStatement, tenantId: string): Promise<void> {
+  const created = (await send(run, insertTenant(tenantId))) as unknown[] | { rows: unknown[] };
   if (!(Array.isArray(created) ? created : created.rows).length) return;
-  await query(
-    `INSERT INTO uoms (tenant_id, code, name, decimals)
-     SELECT $1, u.code, u.name, u.decimals FROM jsonb_to_recordset($2::jsonb) AS u(code text, name text, decimals int)
-     ON CONFLICT DO NOTHING`,
-    [tenantId, JSON.stringify(SEED_UOMS.map(([code, name, decimals]) => ({ code, name, decimals })))],
-  );
-  await query(
-    `INSERT INTO stock_statuses (tenant_id, code, name, is_available)
-     SELECT $1, s.code, s.name, s.is_available FROM jsonb_to_recordset($2::jsonb) AS s(code text, name text, is_available boolean)
-     ON CONFLICT DO NOTHING`,
-    [tenantId, JSON.stringify(SEED_STATUSES.map(([code, name, is_available]) => ({ code, name, is_available })))],
-  );
+  await send(run, insertUoms(tenantId, JSON.stringify(SEED_UOMS.map(([code, name, decimals]) => ({ code, name, decimals })))));
+  await send(run, insertStatuses(tenantId, JSON.stringify(SEED_STATUSES.map(([code, name, is_available]) => ({ code, name, is_available })))));
 }

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { notFound, withDuplicateMessages } from '../../common/errors';
 import { likePattern, Page, page } from '../../common/pagination';
-import { assertVersion } from '../../common/versioning';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { CreateFacilityDto } from './dto/create-facility.dto';
 import { FacilityQuery } from './dto/facility-query.dto';
@@ -58,12 +57,11 @@ export class FacilitiesService {
   }
 
   async update(id: string, dto: UpdateFacilityDto, ifMatch: number | undefined): Promise<FacilityView> {
-    const facility = await this.find(id, true);
-    assertVersion(facility.version, ifMatch);
+    const facility = await this.repo.lockVersion(id, ifMatch, 'Facility');
     const fields = Object.fromEntries(Object.entries(dto).filter(([, v]) => v !== undefined)) as Partial<Facility>;
     if (!Object.keys(fields).length) return facilityView(facility);
     await withDuplicateMessages(duplicateCode(fields.code ?? facility.code), () =>
-      this.repo.update({ id }, { ...fields, updatedBy: this.uow.userId }),
+      this.repo.touch(id, fields),
     );
     return this.get(id);
   }

@@ -75,18 +75,18 @@ export class LocationsService {
 
   async update(facilityId: string, id: string, dto: UpdateLocationDto, ifMatch: number | undefined): Promise<LocationNode> {
     await this.facilities.find(facilityId);
-    const location = await this.find(facilityId, id, true);
+    // A location of another facility is 404 whatever the If-Match: its facility is checked before its version.
+    const location = await this.repo.lockVersion(id, undefined, 'Location');
+    if (location.facilityId !== facilityId) throw notFound('Location');
     assertVersion(location.version, ifMatch);
     const fields = Object.fromEntries(Object.entries(dto).filter(([, v]) => v !== undefined)) as Partial<Location>;
-    if (Object.keys(fields).length) {
-      await this.repo.update({ id }, { ...fields, updatedBy: this.uow.userId });
-    }
+    if (Object.keys(fields).length) await this.repo.touch(id, fields);
     return this.get(facilityId, id);
   }
 
   /** A location of this facility, or 404 (also for one of another facility or tenant). */
-  private async find(facilityId: string, id: string, forUpdate = false): Promise<Location> {
-    const location = await this.repo.findOne({ facilityId, id }, { lock: forUpdate ? 'update' : undefined });
+  private async find(facilityId: string, id: string): Promise<Location> {
+    const location = await this.repo.findOne({ facilityId, id });
     if (!location) throw notFound('Location');
     return location;
   }
