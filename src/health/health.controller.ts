@@ -8,6 +8,7 @@ import { DataSource } from 'typeorm';
 import { Public } from '../auth/decorators';
 import { Settings } from '../config/settings';
 import { DatabaseConnector } from '../database/connector';
+import { ping } from './health.sql';
 
 export const SERVICE_NAME = 'inventory-service';
 
@@ -57,7 +58,7 @@ export class HealthController {
     if (!this.connector.ready) return false; // not connected or not migrated yet
     try {
       await Promise.race([
-        this.dataSource.query('SELECT 1'),
+        ping(this.dataSource),
         new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 3000).unref()),
       ]);
       return true;

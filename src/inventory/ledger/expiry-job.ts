@@ -4,6 +4,7 @@ import { Settings } from '../../config/settings';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Principal } from '../../tenancy/request-context';
 import { LedgerService } from './ledger.service';
+import { tenantsWithExpiredReservations } from './reads.sql';
 
 /** Recorded as updated_by on reservations the job releases. */
 export const EXPIRY_JOB_USER = 'system:reservation-expiry';
@@ -14,7 +15,7 @@ const TENANTS_PER_RUN = 100;
 /**
  * Releases expired reservations in the background, every RESERVATION_EXPIRY_INTERVAL_SECONDS, so
  * requests never do it: a GET takes no row locks. Until a run gets to a reservation, reads and postings
- * already treat it as released (`lapsed.ts`). Each tenant is swept in its own unit of work; several
+ * already treat it as released (`lapsed.sql.ts`). Each tenant is swept in its own unit of work; several
  * service processes may run the job at once (rows are taken with SKIP LOCKED).
  */
 @Injectable()
@@ -50,7 +51,7 @@ export class ExpiryJob implements OnApplicationBootstrap, OnModuleDestroy {
     let released = 0;
     try {
       const tenants: Array<{ tenant_id: string }> = await this.as(NO_TENANT, () =>
-        this.uow.run((m) => m.query(`SELECT tenant_id FROM tenants_with_expired_reservations($1)`, [TENANTS_PER_RUN]), NO_TENANT),
+        this.uow.run((m) => tenantsWithExpiredReservations(m, TENANTS_PER_RUN), NO_TENANT),
       );
       for (const { tenant_id } of tenants) {
         try {

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { insufficientStock, invalidField } from '../../common/errors';
+import { query, sql } from '../../database/sql';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { qty as toQty, sql } from '../../documents/quantity';
+import { qty as toQty, sql as numeric } from '../../documents/quantity';
 import { at } from '../../documents/references.sql';
 import { HeldStock, planIssue } from './allocation-planner';
 import { Holds, statusOf } from './holds.sql';
@@ -45,14 +46,14 @@ export class Issues {
     const fieldOf = (id: string) => at(firstLine.get(id)!.field, 'reservationId');
     const reservations = await this.holds.lock(ids, check.action, check.ifMatch, fieldOf);
     const held: Array<HeldStock & { reservation_id: string }> = (
-      await this.m.query(
-        `SELECT a.id, a.reservation_id, a.balance_id, a.location_id, l.code, a.lot_id, to_char(t.expiry_date, 'YYYY-MM-DD') AS expiry, b.status_id, a.qty
+      await query(
+        this.m,
+        sql`SELECT a.id, a.reservation_id, a.balance_id, a.location_id, l.code, a.lot_id, to_char(t.expiry_date, 'YYYY-MM-DD') AS expiry, b.status_id, a.qty
            FROM allocations a
            JOIN balances b ON b.tenant_id = a.tenant_id AND b.id = a.balance_id
            JOIN locations l ON l.tenant_id = a.tenant_id AND l.id = a.location_id
            LEFT JOIN lots t ON t.tenant_id = a.tenant_id AND t.id = a.lot_id
-          WHERE a.tenant_id = $1 AND a.reservation_id = ANY($2::uuid[]) AND a.status = 'active'`,
-        [this.uow.tenantId, ids],
+          WHERE a.tenant_id = ${this.uow.tenantId} AND a.reservation_id = ANY(${ids}::uuid[]) AND a.status = 'active'`,
       )
     ).map((a: Record<string, string>) => ({
       allocationId: a.id, reservation_id: a.reservation_id, balanceId: a.balance_id, locationId: a.location_id, locationCode: a.code,
@@ -95,10 +96,11 @@ export class Issues {
   private async serialsAt(lines: IssueLine[], reservations: ReservationRow[]): Promise<Array<Map<string, SerialPlace>>> {
     const wanted = lines.flatMap((l) => (l.serialNos ?? []).map((serialNo) => ({ itemId: reservations.find((r) => r.id === l.reservationId)!.item_id, serialNo })));
     const rows: Array<SerialPlace & { item_id: string; serial_no: string }> = wanted.length
-      ? await this.m.query(
-          `SELECT item_id, serial_no, location_id AS "locationId", lot_id AS "lotId", status_id AS "statusId" FROM serials
-            WHERE tenant_id = $1 AND in_stock AND (item_id, serial_no) IN (SELECT * FROM unnest($2::uuid[], $3::text[]))`,
-          [this.uow.tenantId, wanted.map((w) => w.itemId), wanted.map((w) => w.serialNo)],
+      ? await query(
+          this.m,
+          sql`SELECT item_id, serial_no, location_id AS "locationId", lot_id AS "lotId", status_id AS "statusId" FROM serials
+            WHERE tenant_id = ${this.uow.tenantId} AND in_stock
+              AND (item_id, serial_no) IN (SELECT * FROM unnest(${wanted.map((w) => w.itemId)}::uuid[], ${wanted.map((w) => w.serialNo)}::text[]))`,
         )
       : [];
     return lines.map((l) => {
@@ -116,12 +118,12 @@ export class Issues {
       perAllocation.set(t.allocationId, (perAllocation.get(t.allocationId) ?? toQty(0)).plus(t.qty));
       perReservation.set(t.reservationId, (perReservation.get(t.reservationId) ?? toQty(0)).plus(t.qty));
     }
-    await this.m.query(
-      `UPDATE allocations a SET qty = a.qty - k.qty, qty_issued = a.qty_issued + k.qty,
+    await query(
+      this.m,
+      sql`UPDATE allocations a SET qty = a.qty - k.qty, qty_issued = a.qty_issued + k.qty,
               status = CASE WHEN a.qty - k.qty = 0 THEN 'issued' ELSE a.status END, updated_at = now()
-         FROM unnest($2::uuid[], $3::numeric[]) AS k(id, qty)
-        WHERE a.tenant_id = $1 AND a.id = k.id`,
-      [this.uow.tenantId, [...perAllocation.keys()], [...perAllocation.values()].map(sql)],
+         FROM unnest(${[...perAllocation.keys()]}::uuid[], ${[...perAllocation.values()].map(numeric)}::numeric[]) AS k(id, qty)
+        WHERE a.tenant_id = ${this.uow.tenantId} AND a.id = k.id`,
     );
     const changed = reservations.filter((r) => perReservation.has(r.id)).map((r) => {
       const issued = perReservation.get(r.id)!;
@@ -129,12 +131,13 @@ export class Issues {
       const fulfilled = toQty(r.qty_fulfilled).plus(issued);
       return { id: r.id, allocated, fulfilled, status: statusOf(toQty(r.qty), allocated, fulfilled) };
     });
-    await this.m.query(
-      `UPDATE reservations r SET qty_allocated = k.allocated, qty_fulfilled = k.fulfilled, status = k.status,
-              version = r.version + 1, updated_by = $5, updated_at = now()
-         FROM unnest($2::uuid[], $3::numeric[], $4::numeric[], $6::text[]) AS k(id, allocated, fulfilled, status)
-        WHERE r.tenant_id = $1 AND r.id = k.id`,
-      [this.uow.tenantId, changed.map((c) => c.id), changed.map((c) => sql(c.allocated)), changed.map((c) => sql(c.fulfilled)), this.uow.userId, changed.map((c) => c.status)],
+    await query(
+      this.m,
+      sql`UPDATE reservations r SET qty_allocated = k.allocated, qty_fulfilled = k.fulfilled, status = k.status,
+              version = r.version + 1, updated_by = ${this.uow.userId}, updated_at = now()
+         FROM unnest(${changed.map((c) => c.id)}::uuid[], ${changed.map((c) => numeric(c.allocated))}::numeric[],
+                     ${changed.map((c) => numeric(c.fulfilled))}::numeric[], ${changed.map((c) => c.status)}::text[]) AS k(id, allocated, fulfilled, status)
+        WHERE r.tenant_id = ${this.uow.tenantId} AND r.id = k.id`,
     );
   }
 }

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { constraintOf, notFound, validationFailed } from '../../common/errors';
-import { GENERIC, prepared } from '../../database/prepared';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
 import { AllocationRequest, Allocations } from './allocations.sql';
 import { BalanceKey } from './counter-changes';
@@ -10,11 +9,11 @@ import { DirectPostings } from './direct.sql';
 import { Holds } from './holds.sql';
 import { HoldCheck, Issues } from './issues.sql';
 import { Journal } from './journal.sql';
-import { ALLOCATION_LIVE, RESERVATION_NOW } from './lapsed.sql';
 import { Hold, IssueLine, isIssue, Pin, Posting, PostingLine } from './posting';
 import { lineDetail, PostingLines } from './posting-lines';
+import { liveAllocations, reservationNow } from './reads.sql';
 import { Serials } from './serials.sql';
-import { ALLOCATION_COLUMNS, AllocationRow, ReservationRow, reservationView, ReservationView, TransactionView } from './views';
+import { reservationView, ReservationView, TransactionView } from './views';
 
 /**
  * The ledger's one surface: postings and holds. The only writer of ledger transactions and lines,
@@ -152,7 +151,7 @@ export class LedgerService {
   async lockedReservations(ids: string[]): Promise<ReservationView[]> {
     if (!ids.length) return [];
     const rows = await this.holds.lock(ids);
-    const allocations = await this.liveAllocations(ids);
+    const allocations = await liveAllocations(this.uow.manager, this.uow.tenantId, ids);
     return rows.map((r) => reservationView(r, allocations.filter((a) => a.reservation_id === r.id)));
   }
 
@@ -200,20 +199,9 @@ export class LedgerService {
 
   /** One reservation as it stands now (an expired one reads as released) with its active allocations. */
   async reservation(id: string): Promise<ReservationView> {
-    const [r]: ReservationRow[] = await this.uow.manager.query(prepared(`SELECT ${RESERVATION_NOW} FROM reservations r WHERE r.tenant_id = $1 AND r.id = $2`, GENERIC), [
-      this.uow.tenantId, id,
-    ]);
+    const r = await reservationNow(this.uow.manager, this.uow.tenantId, id);
     if (!r) throw notFound('Reservation');
-    return reservationView(r, await this.liveAllocations([id]));
-  }
-
-  /** The live allocations of reservations, oldest first. */
-  private liveAllocations(ids: string[]): Promise<AllocationRow[]> {
-    return this.uow.manager.query(
-      prepared(`SELECT ${ALLOCATION_COLUMNS} FROM allocations a
-        WHERE a.tenant_id = $1 AND a.reservation_id = ANY($2::uuid[]) AND ${ALLOCATION_LIVE} ORDER BY a.created_at, a.id`, GENERIC),
-      [this.uow.tenantId, ids],
-    );
+    return reservationView(r, await liveAllocations(this.uow.manager, this.uow.tenantId, [id]));
   }
 
   /** Every expired reservation of the current tenant is released (the expiry job); returns how many. */

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { query, sql } from '../../database/sql';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { at, ItemRef } from '../../documents/references.sql';
 import { checkLotExpiry, checkLotOfItem, checkNewLotExpiry } from '../../documents/tracking';
@@ -32,11 +33,12 @@ export class Lots {
     const byId = wanted.filter((w) => w.lotId);
     const byNo = wanted.filter((w) => !w.lotId && w.lotNo);
     if (!byId.length && !byNo.length) return wanted.map(() => null);
-    const found: Array<FoundLot & { itemId: string }> = await this.uow.manager.query(
-      `SELECT id, item_id AS "itemId", lot_no AS "lotNo", to_char(expiry_date, 'YYYY-MM-DD') AS "expiryDate" FROM lots
-        WHERE tenant_id = $1
-          AND (id = ANY($2::uuid[]) OR (item_id, lot_no) IN (SELECT * FROM unnest($3::uuid[], $4::text[])))`,
-      [this.uow.tenantId, byId.map((w) => w.lotId), byNo.map((w) => w.item.id), byNo.map((w) => w.lotNo)],
+    const found: Array<FoundLot & { itemId: string }> = await query(
+      this.uow.manager,
+      sql`SELECT id, item_id AS "itemId", lot_no AS "lotNo", to_char(expiry_date, 'YYYY-MM-DD') AS "expiryDate" FROM lots
+        WHERE tenant_id = ${this.uow.tenantId}
+          AND (id = ANY(${byId.map((w) => w.lotId)}::uuid[])
+               OR (item_id, lot_no) IN (SELECT * FROM unnest(${byNo.map((w) => w.item.id)}::uuid[], ${byNo.map((w) => w.lotNo)}::text[])))`,
     );
     const result: Array<FoundLot | null | undefined> = [];
     for (const [i, w] of wanted.entries()) {
@@ -56,19 +58,19 @@ export class Lots {
 
   private async create(w: LotWanted): Promise<FoundLot> {
     checkNewLotExpiry(w.item, w.expiryDate, w.field);
-    const [created] = await this.uow.manager.query(
-      `WITH ins AS (
-         INSERT INTO lots (tenant_id, item_id, lot_no, expiry_date) VALUES ($1, $2, $3, $4)
+    const [created]: Array<{ id: string }> = await query(
+      this.uow.manager,
+      sql`WITH ins AS (
+         INSERT INTO lots (tenant_id, item_id, lot_no, expiry_date) VALUES (${this.uow.tenantId}, ${w.item.id}, ${w.lotNo}, ${w.expiryDate ?? null})
          ON CONFLICT (tenant_id, item_id, lot_no) DO NOTHING RETURNING id)
        SELECT id FROM ins`,
-      [this.uow.tenantId, w.item.id, w.lotNo, w.expiryDate ?? null],
     );
     if (created) return { id: created.id, lotNo: w.lotNo!, expiryDate: w.expiryDate ?? null };
     // A concurrent posting created the same lot number and committed while this insert waited on it:
     // only a new statement (a new snapshot) sees that lot.
-    const [existing]: Array<{ id: string; expiry: string | null }> = await this.uow.manager.query(
-      `SELECT id, to_char(expiry_date, 'YYYY-MM-DD') AS expiry FROM lots WHERE tenant_id = $1 AND item_id = $2 AND lot_no = $3`,
-      [this.uow.tenantId, w.item.id, w.lotNo],
+    const [existing]: Array<{ id: string; expiry: string | null }> = await query(
+      this.uow.manager,
+      sql`SELECT id, to_char(expiry_date, 'YYYY-MM-DD') AS expiry FROM lots WHERE tenant_id = ${this.uow.tenantId} AND item_id = ${w.item.id} AND lot_no = ${w.lotNo}`,
     );
     checkLotExpiry(w.expiryDate, existing.expiry, w.field);
     return { id: existing.id, lotNo: w.lotNo!, expiryDate: existing.expiry };

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppError, invalidField } from '../../common/errors';
+import { query, sql } from '../../database/sql';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { qty as toQty } from '../../documents/quantity';
 import { at } from '../../documents/references.sql';
@@ -24,19 +25,21 @@ export class Serials {
     // subquery the plan may rescan it, and a rescan skips the rows this very statement already updated
     // and takes the next ones (more than n serials out of stock for n units, seen under load).
     // Wrapped in a SELECT: TypeORM returns a bare UPDATE … RETURNING as [rows, rowCount], not rows.
-    const taken: Array<{ serial_no: string }> = await this.uow.manager.query(
-      `WITH picked AS MATERIALIZED (
+    const tenantId = this.uow.tenantId;
+    const serialNos = l.serialNos.length ? l.serialNos : null;
+    const taken: Array<{ serial_no: string }> = await query(
+      this.uow.manager,
+      sql`WITH picked AS MATERIALIZED (
          SELECT id FROM serials
-          WHERE tenant_id = $1 AND item_id = $2 AND in_stock AND location_id = $3
-            AND lot_id IS NOT DISTINCT FROM $4 AND status_id = $5
-            AND ($6::text[] IS NULL OR serial_no = ANY($6::text[]))
-          ORDER BY serial_no LIMIT $7 FOR UPDATE),
+          WHERE tenant_id = ${tenantId} AND item_id = ${l.item.id} AND in_stock AND location_id = ${l.location.id}
+            AND lot_id IS NOT DISTINCT FROM ${l.lot?.id ?? null} AND status_id = ${l.status.id}
+            AND (${serialNos}::text[] IS NULL OR serial_no = ANY(${serialNos}::text[]))
+          ORDER BY serial_no LIMIT ${n} FOR UPDATE),
        taken AS (
          UPDATE serials s SET in_stock = false, updated_at = now()
-           FROM picked p WHERE s.tenant_id = $1 AND s.id = p.id
+           FROM picked p WHERE s.tenant_id = ${tenantId} AND s.id = p.id
           RETURNING s.serial_no)
        SELECT serial_no FROM taken ORDER BY serial_no`,
-      [this.uow.tenantId, l.item.id, l.location.id, l.lot?.id ?? null, l.status.id, l.serialNos.length ? l.serialNos : null, n],
     );
     if (taken.length > n) throw new Error(`took ${taken.length} serials of ${l.item.itemNo} for ${n} units`);
     if (taken.length < n) {
@@ -48,15 +51,15 @@ export class Serials {
   }
 
   private async putIn(l: ResolvedLine): Promise<void> {
-    const placed: Array<{ serial_no: string }> = await this.uow.manager.query(
-      `INSERT INTO serials AS s (tenant_id, item_id, serial_no, lot_id, location_id, status_id, in_stock)
-       SELECT $1, $2, sn, $3, $4, $5, true FROM unnest($6::text[]) AS sn
+    const placed: Array<{ serial_no: string }> = await query(
+      this.uow.manager,
+      sql`INSERT INTO serials AS s (tenant_id, item_id, serial_no, lot_id, location_id, status_id, in_stock)
+       SELECT ${this.uow.tenantId}, ${l.item.id}, sn, ${l.lot?.id ?? null}, ${l.location.id}, ${l.status.id}, true FROM unnest(${l.serialNos}::text[]) AS sn
        ON CONFLICT (tenant_id, item_id, serial_no) DO UPDATE
           SET in_stock = true, lot_id = EXCLUDED.lot_id, location_id = EXCLUDED.location_id,
               status_id = EXCLUDED.status_id, updated_at = now()
         WHERE NOT s.in_stock
        RETURNING s.serial_no`,
-      [this.uow.tenantId, l.item.id, l.lot?.id ?? null, l.location.id, l.status.id, l.serialNos],
     );
     if (placed.length < l.serialNos.length) {
       const dup = l.serialNos.filter((s) => !placed.some((p) => p.serial_no === s));

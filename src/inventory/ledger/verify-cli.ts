@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { withDatabase } from '../../database/connect';
-import { INVARIANT_CHECKS, verifyLedger } from './verify.sql';
+import { INVARIANT_CHECKS, verifyLedgerReadOnly } from './verify.sql';
 
 /**
  * `npm run ledger:verify [-- --tenant <uuid>]`: checks every ledger invariant by SQL (all tenants,
@@ -16,10 +16,7 @@ async function main(argv: string[]): Promise<number> {
   const tenantId = i >= 0 ? argv[i + 1] : undefined;
   if (i >= 0 && !UUID.test(tenantId ?? '')) throw new Error('usage: ledger:verify [--tenant <uuid>]');
 
-  const violations = await withDatabase(
-    (ds) => ds.transaction('REPEATABLE READ', (m) => m.query('SET TRANSACTION READ ONLY').then(() => verifyLedger((q, p) => m.query(q, p), tenantId))),
-    out,
-  );
+  const violations = await withDatabase((ds) => ds.transaction('REPEATABLE READ', (m) => verifyLedgerReadOnly(m, tenantId)), out);
   for (const check of INVARIANT_CHECKS) {
     const v = violations.find((x) => x.check === check.name);
     out(`${v ? 'FAIL' : 'ok  '} ${check.name}: ${check.description}${v ? ` (${v.rows.length} rows)` : ''}`);

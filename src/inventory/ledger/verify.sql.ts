@@ -1,3 +1,6 @@
+import type { EntityManager } from 'typeorm';
+import { query, raw, sql } from '../../database/sql';
+
 /**
  * The ledger invariants of CONTRACT.md §5, checked by SQL across all tenants (run it as the schema
  * owner, which row-level security does not filter). Each check returns the rows that break it.
@@ -119,7 +122,7 @@ export const INVARIANT_CHECKS: InvariantCheck[] = [
     name: 'documents_match_postings',
     description: "what documents say they shipped, received and issued equals their ledger postings, per document and item (sales orders' shipments, purchase orders' receipts, work orders' components and output, transfer orders' shipments and receipts)",
     // One row per document line and per ledger line, summed per (tenant, document, item) at the top: no
-    // join, so `tenant_id = $1` (verifyLedger's filter) reaches every scan below the aggregate.
+    // join, so verifyLedger's tenant filter (`v.tenant_id = …`) reaches every scan below the aggregate.
     sql: `
       SELECT tenant_id, document_type, document_id, item_id, sum(doc) AS document_qty, sum(posted) AS posted_qty
         FROM (
@@ -158,15 +161,25 @@ export interface Violation {
   rows: Record<string, unknown>[];
 }
 
-type Query = (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
+/** Runs a statement's text with its parameters (a driver's or an EntityManager's `query`). */
+type Query = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
 
 /** Runs every check; `tenantId` limits them to one tenant. Returns only the checks that found rows. */
-export async function verifyLedger(query: Query, tenantId?: string): Promise<Violation[]> {
+export async function verifyLedger(run: Query, tenantId?: string): Promise<Violation[]> {
   const violations: Violation[] = [];
   for (const check of INVARIANT_CHECKS) {
-    const sql = tenantId ? `SELECT * FROM (${check.sql}) v WHERE v.tenant_id = $1` : check.sql;
-    const rows = await query(sql, tenantId ? [tenantId] : []);
+    const statement = tenantId ? sql`SELECT * FROM (${raw(check.sql)}) v WHERE v.tenant_id = ${tenantId}` : sql`${raw(check.sql)}`;
+    const rows = await run(statement.text, statement.values);
     if (rows.length) violations.push({ check: check.name, description: check.description, rows });
   }
   return violations;
+}
+
+/**
+ * `verifyLedger` in `m`'s transaction, made read-only first (`ledger:verify` against production must
+ * never write). Open the transaction REPEATABLE READ: every check then sees the same snapshot.
+ */
+export async function verifyLedgerReadOnly(m: EntityManager, tenantId?: string): Promise<Violation[]> {
+  await query(m, sql`SET TRANSACTION READ ONLY`);
+  return verifyLedger((text, params) => m.query(text, params), tenantId);
 }

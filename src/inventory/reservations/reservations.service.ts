@@ -1,15 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { invalidField, invalidState, unknownReference } from '../../common/errors';
 import { page } from '../../common/pagination';
-import { SqlFilters } from '../../database/filters.sql';
 import { UnitOfWork } from '../../database/unit-of-work';
+import { WorkOrder } from '../../production/work-order.entity';
+import { SalesOrder } from '../../sales/sales-order.entity';
 import { LedgerService } from '../ledger/ledger.service';
-import { ALLOCATION_LIVE, RESERVATION_NOW, RESERVATION_STATUS_NOW } from '../ledger/lapsed.sql';
-import { AllocationRow, allocationView, ReservationRow, reservationView } from '../ledger/views';
+import { liveAllocations } from '../ledger/reads.sql';
+import { allocationView, reservationView } from '../ledger/views';
+import { TransferOrder } from '../transfers/transfer.entity';
 import { AllocationQuery, ReservationQuery } from './dto/reservation.dto';
+import { listAllocations, listReservations, reservationOwner } from './reservations.sql';
 
-/** The table of each demand document type. */
-const DEMAND_TABLES = { sales_order: 'sales_orders', work_order: 'work_orders', transfer_order: 'transfer_orders' } as const;
+/** The document of each demand type. */
+const DEMAND_DOCUMENTS = { sales_order: SalesOrder, work_order: WorkOrder, transfer_order: TransferOrder } as const;
 
 /**
  * Read side of reservations and allocations (all changes go through the LedgerService). Reads take no
@@ -24,20 +27,9 @@ export class ReservationsService {
 
   /** Active (open, allocated) reservations unless `status` is given; newest first. */
   async list(query: ReservationQuery) {
-    const f = new SqlFilters(this.uow.tenantId, 'r')
-      .add(`${RESERVATION_STATUS_NOW} = ANY(?::text[])`, query.status ? [query.status] : ['open', 'allocated'])
-      .add('r.item_id = ?', query.itemId)
-      .add('r.facility_id = ?', query.facilityId)
-      .add('r.demand_id = ?', query.demandId)
-      .search(['r.reservation_no', 'r.notes'], query.q);
     const m = this.uow.manager;
-    const { rows, count } = await f.pageOf<ReservationRow>(m, `SELECT ${RESERVATION_NOW} FROM reservations r WHERE ${f.where}`, 'created_at DESC, id DESC', query);
-    const allocations: AllocationRow[] = rows.length
-      ? await m.query(
-          `SELECT a.* FROM allocations a WHERE a.tenant_id = $1 AND a.reservation_id = ANY($2::uuid[]) AND ${ALLOCATION_LIVE} ORDER BY a.created_at, a.id`,
-          [this.uow.tenantId, rows.map((r) => r.id)],
-        )
-      : [];
+    const { rows, count } = await listReservations(m, this.uow.tenantId, query);
+    const allocations = rows.length ? await liveAllocations(m, this.uow.tenantId, rows.map((r) => r.id)) : [];
     return page(rows.map((r) => reservationView(r, allocations.filter((a) => a.reservation_id === r.id))), count, query);
   }
 
@@ -51,16 +43,7 @@ export class ReservationsService {
    * naming the document. Allocating it stays allowed. An unknown reservation passes (the ledger answers 404).
    */
   async assertNotOwned(id: string, action: 'change' | 'release' | 'cancel' | 'fulfill'): Promise<void> {
-    const [row]: Array<{ reservation_no: string; owner: string | null }> = await this.uow.manager.query(
-      `SELECT r.reservation_no,
-              coalesce(
-                (SELECT 'sales order ' || o.order_no FROM sales_order_lines l JOIN sales_orders o ON o.tenant_id = l.tenant_id AND o.id = l.sales_order_id
-                  WHERE l.tenant_id = r.tenant_id AND l.id = r.demand_line_id AND l.reservation_id = r.id),
-                (SELECT 'work order ' || w.wo_no FROM work_order_components c JOIN work_orders w ON w.tenant_id = c.tenant_id AND w.id = c.work_order_id
-                  WHERE c.tenant_id = r.tenant_id AND c.id = r.demand_line_id AND c.reservation_id = r.id)) AS owner
-         FROM reservations r WHERE r.tenant_id = $1 AND r.id = $2`,
-      [this.uow.tenantId, id],
-    );
+    const row = await reservationOwner(this.uow.manager, this.uow.tenantId, id);
     if (row?.owner) {
       const doing = { change: 'changed', release: 'released', cancel: 'cancelled', fulfill: 'fulfilled' }[action];
       throw invalidState(`Reservation ${row.reservation_no} belongs to ${row.owner}: it is ${doing} only through that document`);
@@ -74,18 +57,13 @@ export class ReservationsService {
   async checkDemand(demandType: string | undefined, demandId: string | undefined): Promise<void> {
     if (!demandType || demandType === 'manual') return;
     if (!demandId) throw invalidField('demandId', `is required when demandType is ${demandType}`);
-    const [row] = await this.uow.manager.query(`SELECT 1 FROM ${DEMAND_TABLES[demandType as keyof typeof DEMAND_TABLES]} WHERE tenant_id = $1 AND id = $2`, [this.uow.tenantId, demandId]);
-    if (!row) throw unknownReference('demandId');
+    const document = DEMAND_DOCUMENTS[demandType as keyof typeof DEMAND_DOCUMENTS];
+    if (!(await this.uow.repository<SalesOrder | WorkOrder | TransferOrder>(document).count({ id: demandId }))) throw unknownReference('demandId');
   }
 
   /** Active hard allocations; newest first. */
   async allocations(query: AllocationQuery) {
-    const f = new SqlFilters(this.uow.tenantId, 'a')
-      .addEach(ALLOCATION_LIVE, [])
-      .add('a.reservation_id = ?', query.reservationId)
-      .add('a.item_id = ?', query.itemId)
-      .add('a.location_id = ?', query.locationId);
-    const { rows, count } = await f.pageOf<AllocationRow>(this.uow.manager, `SELECT a.* FROM allocations a WHERE ${f.where}`, 'created_at DESC, id DESC', query);
+    const { rows, count } = await listAllocations(this.uow.manager, this.uow.tenantId, query);
     return page(rows.map(allocationView), count, query);
   }
 }
