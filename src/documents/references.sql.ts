@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { invalidField, invalidState, unknownReference } from '../common/errors';
 import { UnitOfWork } from '../database/unit-of-work';
-import { GENERIC, prepared } from '../database/prepared';
+import { empty, GENERIC, query, Sql, sql } from '../database/sql';
 import { unique } from './fields';
 
 export interface ItemRef {
@@ -52,13 +52,13 @@ export interface StatusRef {
 export type Use = 'new' | 'committed';
 
 /**
- * More work for a look-up statement to carry (saving a round trip): CTEs and output columns whose
- * parameters follow the statement's own (`sql(offset)`: its first is `$offset+1`; `$1` is the tenant),
- * evaluated after the look-ups, and how to read its columns from the answer.
+ * More work for a look-up statement to carry (saving a round trip): CTEs and output columns (`sql`
+ * fragments with their own parameters), evaluated after the look-ups, and how to read its columns from
+ * the answer.
  */
 export interface SqlRider<R> {
-  sql(offset: number): { ctes: string; columns: string };
-  params: unknown[];
+  ctes: Sql;
+  columns: Sql;
   read(row: Record<string, unknown>): R;
 }
 
@@ -78,7 +78,7 @@ export class CatalogRefs {
    * flag cannot change (PATCH locks the item for update) while a document or posting relies on them.
    */
   async items(ids: string[]): Promise<Map<string, ItemRef>> {
-    const rows: ItemRef[] = await this.uow.manager.query(prepared(ITEM_REFS, GENERIC), [this.uow.tenantId, unique(ids)]);
+    const rows: ItemRef[] = await query(this.uow.manager, itemRefs(this.uow.tenantId, unique(ids)), GENERIC);
     return new Map(rows.map((r) => [r.id, r]));
   }
 
@@ -93,24 +93,20 @@ export class CatalogRefs {
   ): Promise<{ items: Map<string, ItemRef>; locations: Map<string, LocationRef>; statuses: StatusRef[]; rider?: R }> {
     const { items, row, ridden } = await this.withItems<{ locations: LocationRef[]; statuses: StatusRef[] }, R>(
       itemIds,
-      `(SELECT coalesce(json_agg(l), '[]') FROM (${LOCATION_REFS.replace('$2', '$3')}) l) AS locations,
-       (SELECT coalesce(json_agg(s ORDER BY s.code), '[]') FROM (${STATUS_REFS}) s) AS statuses`,
-      unique(locationIds),
+      sql`(SELECT coalesce(json_agg(l), '[]') FROM (${locationRefs(this.uow.tenantId, unique(locationIds))}) l) AS locations,
+       (SELECT coalesce(json_agg(s ORDER BY s.code), '[]') FROM (${statusRefs(this.uow.tenantId)}) s) AS statuses`,
       rider,
     );
     return { items, locations: new Map(row.locations.map((r) => [r.id, r])), statuses: row.statuses, ...ridden };
   }
 
-  /**
-   * One look-up statement: the items (share-locked, as `items`) and `columns`, whose own parameter is `$3`
-   * (`third`), then the rider's CTEs and columns.
-   */
-  private async withItems<T, R>(itemIds: string[], columns: string, third: unknown, rider?: SqlRider<R>) {
-    const extra = rider?.sql(3);
-    const [row]: Array<T & { items: ItemRef[] } & Record<string, unknown>> = await this.uow.manager.query(
-      prepared(`WITH i AS (${ITEM_REFS})${extra ? `, ${extra.ctes}` : ''}
-       SELECT (SELECT coalesce(json_agg(i), '[]') FROM i) AS items, ${columns}${extra ? `, ${extra.columns}` : ''}`, GENERIC),
-      [this.uow.tenantId, unique(itemIds), third, ...(rider?.params ?? [])],
+  /** One look-up statement: the items (share-locked, as `items`) and `columns`, then the rider's CTEs and columns. */
+  private async withItems<T, R>(itemIds: string[], columns: Sql, rider?: SqlRider<R>) {
+    const [row]: Array<T & { items: ItemRef[] } & Record<string, unknown>> = await query(
+      this.uow.manager,
+      sql`WITH i AS (${itemRefs(this.uow.tenantId, unique(itemIds))})${rider ? sql`, ${rider.ctes}` : empty}
+       SELECT (SELECT coalesce(json_agg(i), '[]') FROM i) AS items, ${columns}${rider ? sql`, ${rider.columns}` : empty}`,
+      GENERIC,
     );
     return { items: new Map(row.items.map((r) => [r.id, r])), row, ridden: rider ? { rider: rider.read(row) } : {} };
   }
@@ -130,7 +126,7 @@ export class CatalogRefs {
   }
 
   async locations(ids: string[]): Promise<Map<string, LocationRef>> {
-    const rows: LocationRef[] = await this.uow.manager.query(prepared(LOCATION_REFS, GENERIC), [this.uow.tenantId, unique(ids)]);
+    const rows: LocationRef[] = await query(this.uow.manager, locationRefs(this.uow.tenantId, unique(ids)), GENERIC);
     return new Map(rows.map((r) => [r.id, r]));
   }
 
@@ -146,7 +142,7 @@ export class CatalogRefs {
 
   /** A known facility (404 naming the field), active for new work (409). */
   async facility(id: string, field: string, use: Use): Promise<FacilityRef> {
-    const [f]: FacilityRef[] = await this.uow.manager.query(prepared(`${FACILITY_REF} WHERE tenant_id = $1 AND id = $2`, GENERIC), [this.uow.tenantId, id]);
+    const [f]: FacilityRef[] = await query(this.uow.manager, facilityRef(this.uow.tenantId, id), GENERIC);
     return this.checkFacility(f, field, use);
   }
 
@@ -164,8 +160,7 @@ export class CatalogRefs {
   async forHold<R = never>(itemId: string, facilityId: string, rider?: SqlRider<R>): Promise<{ items: Map<string, ItemRef>; facility?: FacilityRef; rider?: R }> {
     const { items, row, ridden } = await this.withItems<{ facility: FacilityRef | null }, R>(
       [itemId],
-      `(SELECT row_to_json(f) FROM (${FACILITY_REF} WHERE tenant_id = $1 AND id = $3) f) AS facility`,
-      facilityId,
+      sql`(SELECT row_to_json(f) FROM (${facilityRef(this.uow.tenantId, facilityId)}) f) AS facility`,
       rider,
     );
     return { items, facility: row.facility ?? undefined, ...ridden };
@@ -192,7 +187,7 @@ export class CatalogRefs {
 
   /** The tenant's stock statuses (a handful of rows). */
   async statuses(): Promise<StatusRef[]> {
-    return this.uow.manager.query(prepared(`${STATUS_REFS} ORDER BY code`, GENERIC), [this.uow.tenantId]);
+    return query(this.uow.manager, sql`${statusRefs(this.uow.tenantId)} ORDER BY code`, GENERIC);
   }
 
   /** A status by id (404 naming the field), or AVAILABLE when none is given. */
@@ -211,21 +206,21 @@ export function activeItem(items: Map<string, ItemRef>, id: string, field: strin
   return item;
 }
 
-/** Items by id ($2), share-locked until the unit of work ends. */
-const ITEM_REFS = `SELECT i.id, i.item_no AS "itemNo", i.item_kind AS kind, i.is_active AS "isActive",
+/** Items by id, share-locked until the unit of work ends. */
+const itemRefs = (tenantId: string, ids: string[]) => sql`SELECT i.id, i.item_no AS "itemNo", i.item_kind AS kind, i.is_active AS "isActive",
        i.lot_tracking = 'required' AS "lotTracked", i.serial_tracking = 'required' AS "serialTracked",
        i.expiry_tracking = 'required' AS "expiryTracked", i.base_uom_id AS "baseUomId", u.decimals
   FROM items i JOIN uoms u ON u.tenant_id = i.tenant_id AND u.id = i.base_uom_id
- WHERE i.tenant_id = $1 AND i.id = ANY($2::uuid[])
+ WHERE i.tenant_id = ${tenantId} AND i.id = ANY(${ids}::uuid[])
    FOR KEY SHARE OF i`;
 
-/** Locations by id ($2) with their facility's active flag. */
-const LOCATION_REFS = `SELECT l.id, l.facility_id AS "facilityId", l.code, l.is_active AS "isActive", f.is_active AS "facilityActive"
+/** Locations by id with their facility's active flag. */
+const locationRefs = (tenantId: string, ids: string[]) => sql`SELECT l.id, l.facility_id AS "facilityId", l.code, l.is_active AS "isActive", f.is_active AS "facilityActive"
   FROM locations l JOIN facilities f ON f.tenant_id = l.tenant_id AND f.id = l.facility_id
- WHERE l.tenant_id = $1 AND l.id = ANY($2::uuid[])`;
+ WHERE l.tenant_id = ${tenantId} AND l.id = ANY(${ids}::uuid[])`;
 
-/** Facilities (add the WHERE). */
-const FACILITY_REF = `SELECT id, code, is_active AS "isActive" FROM facilities`;
+/** A facility by id. */
+const facilityRef = (tenantId: string, id: string) => sql`SELECT id, code, is_active AS "isActive" FROM facilities WHERE tenant_id = ${tenantId} AND id = ${id}`;
 
 /** The tenant's stock statuses. */
-const STATUS_REFS = `SELECT id, code, is_available AS "isAvailable" FROM stock_statuses WHERE tenant_id = $1`;
+const statusRefs = (tenantId: string) => sql`SELECT id, code, is_available AS "isAvailable" FROM stock_statuses WHERE tenant_id = ${tenantId}`;
