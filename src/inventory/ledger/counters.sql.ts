@@ -223,8 +223,9 @@ function counterRows(balances: BalanceRow[], positions: PositionKeyRow[], locked
 }
 
 /**
- * The counter writes of a checked change: CTEs (a fragment) for the caller's statement. `counter_b` (balances) runs before `counter_p` (positions), which reads
- * it; a CTE of the statement that must lock after them (a document number) waits for `counter_p`
+ * The counter writes of a checked change: CTEs (an `sql` fragment, its parameters numbered where it
+ * lands) for the caller's statement. `counter_b` (balances) runs before `counter_p` (positions), which
+ * reads it; a CTE of the statement that must lock after them (a document number) waits for `counter_p`
  * (`nextNumberSql(tenantId, prefix, AFTER_COUNTERS)`): the lock order holds within the statement too.
  * `optimistic`: the rows were not locked before this statement (see `Counters.check`); a CHECK
  * violation of a counter constraint then means a concurrent change, not a checked shortage.

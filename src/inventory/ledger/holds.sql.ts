@@ -44,7 +44,7 @@ export function positiveQty(value: Decimal.Value, item: ItemRef, field: string):
 
 /**
  * Reservations (soft holds at item × facility) and the freeing of what they hold. Allocation and
- * issuing live in `allocations.ts` and `issues.ts`; both lock reservations through `lock` here.
+ * issuing live in `allocations.sql.ts` and `issues.sql.ts`; both lock reservations through `lock` here.
  */
 @Injectable()
 export class Holds {
