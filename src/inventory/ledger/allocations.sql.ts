@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { insufficientStock, invalidField } from '../../common/errors';
+import { query, raw, sql } from '../../database/sql';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { Qty, qty as toQty, sql, sum } from '../../documents/quantity';
+import { Qty, qty as toQty, sql as decimalText, sum } from '../../documents/quantity';
 import { CatalogRefs, ItemRef, LocationRef, LotRef, unique } from '../../documents/references.sql';
 import { checkLotId } from '../../documents/tracking';
 import { FreeStock, planAllocation } from './allocation-planner';
@@ -132,21 +133,22 @@ export class Allocations {
       () => true,
       [...reserved.values()],
     );
-    await this.m.query(
-      `INSERT INTO allocations (tenant_id, id, reservation_id, balance_id, item_id, location_id, lot_id, qty, status)
-       SELECT $1, gen_random_uuid(), k.reservation_id, k.balance_id, k.item_id, k.location_id, k.lot_id, k.qty, 'active'
-         FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[], $7::numeric[]) AS k(reservation_id, balance_id, item_id, location_id, lot_id, qty)`,
-      [this.uow.tenantId, plan.map((p) => p.reservation.id), plan.map((p) => p.balanceId), plan.map((p) => p.reservation.item_id), plan.map((p) => p.locationId),
-        plan.map((p) => p.lotId), plan.map((p) => sql(p.qty))],
+    await query(
+      this.m,
+      sql`INSERT INTO allocations (tenant_id, id, reservation_id, balance_id, item_id, location_id, lot_id, qty, status)
+       SELECT ${this.uow.tenantId}, gen_random_uuid(), k.reservation_id, k.balance_id, k.item_id, k.location_id, k.lot_id, k.qty, 'active'
+         FROM unnest(${plan.map((p) => p.reservation.id)}::uuid[], ${plan.map((p) => p.balanceId)}::uuid[], ${plan.map((p) => p.reservation.item_id)}::uuid[],
+                     ${plan.map((p) => p.locationId)}::uuid[], ${plan.map((p) => p.lotId)}::uuid[], ${plan.map((p) => decimalText(p.qty))}::numeric[])
+              AS k(reservation_id, balance_id, item_id, location_id, lot_id, qty)`,
     );
     const changed = locked.filter((r) => !remaining.get(r.id)!.eq(toQty(r.qty).minus(r.qty_allocated).minus(r.qty_fulfilled)));
     const allocated = (r: ReservationRow) => toQty(r.qty).minus(r.qty_fulfilled).minus(remaining.get(r.id)!);
-    await this.m.query(
-      `UPDATE reservations r SET qty_allocated = k.allocated, status = k.status, version = r.version + 1, updated_by = $5, updated_at = now()
-         FROM unnest($2::uuid[], $3::numeric[], $4::text[]) AS k(id, allocated, status)
-        WHERE r.tenant_id = $1 AND r.id = k.id`,
-      [this.uow.tenantId, changed.map((r) => r.id), changed.map((r) => sql(allocated(r))),
-        changed.map((r) => statusOf(toQty(r.qty), allocated(r), toQty(r.qty_fulfilled))), this.uow.userId],
+    await query(
+      this.m,
+      sql`UPDATE reservations r SET qty_allocated = k.allocated, status = k.status, version = r.version + 1, updated_by = ${this.uow.userId}, updated_at = now()
+         FROM unnest(${changed.map((r) => r.id)}::uuid[], ${changed.map((r) => decimalText(allocated(r)))}::numeric[],
+                     ${changed.map((r) => statusOf(toQty(r.qty), allocated(r), toQty(r.qty_fulfilled)))}::text[]) AS k(id, allocated, status)
+        WHERE r.tenant_id = ${this.uow.tenantId} AND r.id = k.id`,
     );
   }
 
@@ -155,19 +157,21 @@ export class Allocations {
    * statement, with what the planner needs (location code and state, lot expiry and age).
    */
   private lockStock(positions: Array<{ itemId: string; facilityId: string }>): Promise<StockRow[]> {
-    return this.m.query(
-      `WITH locked AS (
+    const tenant = this.uow.tenantId;
+    return query(
+      this.m,
+      sql`WITH locked AS (
          SELECT b.id, b.item_id, b.facility_id, b.location_id, b.lot_id, b.status_id, s.code AS status_code, s.is_available,
                 b.qty_on_hand - b.qty_allocated AS free
            FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
-          WHERE b.tenant_id = $1 AND (b.item_id, b.facility_id) IN (SELECT * FROM unnest($2::uuid[], $3::uuid[])) AND b.qty_on_hand > 0
-          ORDER BY ${BALANCE_ORDER}
+          WHERE b.tenant_id = ${tenant} AND (b.item_id, b.facility_id) IN (SELECT * FROM unnest(${positions.map((p) => p.itemId)}::uuid[], ${positions.map((p) => p.facilityId)}::uuid[]))
+            AND b.qty_on_hand > 0
+          ORDER BY ${raw(BALANCE_ORDER)}
             FOR UPDATE OF b)
        SELECT k.*, l.code AS location_code, l.is_active AS location_active, to_char(t.expiry_date, 'YYYY-MM-DD') AS expiry, t.created_at AS lot_created_at
          FROM locked k
-         JOIN locations l ON l.tenant_id = $1 AND l.id = k.location_id
-         LEFT JOIN lots t ON t.tenant_id = $1 AND t.id = k.lot_id`,
-      [this.uow.tenantId, positions.map((p) => p.itemId), positions.map((p) => p.facilityId)],
+         JOIN locations l ON l.tenant_id = ${tenant} AND l.id = k.location_id
+         LEFT JOIN lots t ON t.tenant_id = ${tenant} AND t.id = k.lot_id`,
     );
   }
 

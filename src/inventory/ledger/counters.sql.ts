@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
-import { GENERIC, prepared } from '../../database/prepared';
+import { GENERIC, query, raw, Sql, sql } from '../../database/sql';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
-import { qty as toQty, sql } from '../../documents/quantity';
+import { qty as toQty, sql as decimalText } from '../../documents/quantity';
 import type { SqlRider } from '../../documents/references.sql';
 import {
   BALANCE_ORDER, BalanceDelta, BalanceKey, balanceKey, balanceShortage, mergeBalances, mergePositions, PositionDelta, positionKey, PositionRow, positionShortage, shortage, sortBy,
@@ -50,7 +50,7 @@ export class Counters {
 
   /** Writes a checked change on its own (when no statement of the caller's can carry it). */
   async write(write: CounterWrite): Promise<void> {
-    await this.m.query(prepared(`WITH ${write.sql(1)} SELECT 1`, GENERIC), [this.uow.tenantId, ...write.params]);
+    await query(this.m, sql`WITH ${write.ctes} SELECT 1`, GENERIC);
   }
 
   /**
@@ -85,11 +85,11 @@ export class Counters {
     if (short.length) throw optimistic ? new LostRace('a shortage in counter rows read without a lock') : shortage(short);
     return {
       optimistic,
-      sql: applySql,
-      params: [
-        balances.map((d) => lockedBalances.get(balanceKey(d))!.id), balances.map((d) => sql(d.onHand)), balances.map((d) => sql(d.allocated)),
-        positions.map((p) => p.itemId), positions.map((p) => p.facilityId), positions.map((p) => sql(p.onHand)), positions.map((p) => sql(p.allocated)), positions.map((p) => sql(p.reserved)),
-      ],
+      ctes: applySql(
+        this.uow.tenantId,
+        [balances.map((d) => lockedBalances.get(balanceKey(d))!.id), balances.map((d) => decimalText(d.onHand)), balances.map((d) => decimalText(d.allocated))],
+        [positions.map((p) => p.itemId), positions.map((p) => p.facilityId), positions.map((p) => decimalText(p.onHand)), positions.map((p) => decimalText(p.allocated)), positions.map((p) => decimalText(p.reserved))],
+      ),
     };
   }
 
@@ -106,14 +106,16 @@ export class Counters {
     // Every row already locked by the posting's look-up statement (`prelock`): nothing to send.
     if (prelocked && covers(prelocked, balances, positions)) return prelocked;
     type Row = BalanceRow & { kind: 'b' | 'p'; facility_id: string; qty_reserved: string };
-    const params = [this.uow.tenantId, ...balanceParams(balances), positions.map((p) => p.itemId), positions.map((p) => p.facilityId)];
-    const both = (b: string, p: string) => `WITH b AS (${b}), p AS (${p})
+    const tenant = this.uow.tenantId;
+    const keys = balanceArrays(balances);
+    const positionKeys = [positions.map((p) => p.itemId), positions.map((p) => p.facilityId)] as const;
+    const both = (b: Sql, p: Sql) => sql`WITH b AS (${b}), p AS (${p})
        SELECT 'b' AS kind, id, item_id, NULL::uuid AS facility_id, location_id, lot_id, status_id, qty_on_hand, qty_allocated, NULL::numeric AS qty_reserved FROM b
        UNION ALL
        SELECT 'p', NULL, item_id, facility_id, NULL, NULL, NULL, qty_available_on_hand, qty_allocated, qty_reserved FROM p`;
     // After a look-up statement that locked what exists (prelock), a key still missing has no row: create it.
-    let rows: Row[] = prelocked ? [] : await this.m.query(prepared(both(SELECT_BALANCES, SELECT_POSITIONS), GENERIC), params);
-    if (rows.length < balances.length + positions.length) rows = await this.m.query(prepared(both(LOCK_BALANCES, LOCK_POSITIONS), GENERIC), params);
+    let rows: Row[] = prelocked ? [] : await query(this.m, both(selectBalances(tenant, keys), selectPositions(tenant, ...positionKeys)), GENERIC);
+    if (rows.length < balances.length + positions.length) rows = await query(this.m, both(lockBalancesSql(tenant, keys), lockPositionsSql(tenant, ...positionKeys)), GENERIC);
     return counterRows(rows.filter((r) => r.kind === 'b'), rows.filter((r) => r.kind === 'p'), true);
   }
 
@@ -126,34 +128,33 @@ export class Counters {
    * row yet, is locked by `check` as before.
    */
   prelock(keys: Array<{ itemId: string; locationId: string; lotId: string | null; statusId: string | null }>, lock = true): SqlRider<CounterRows> {
-    const forUpdate = (table: string) => (lock ? `FOR UPDATE OF ${table}` : '');
+    const tenant = this.uow.tenantId;
+    const forUpdate = (table: string) => raw(lock ? `FOR UPDATE OF ${table}` : '');
+    const [itemIds, locationIds, lotIds, statusIds] = (['itemId', 'locationId', 'lotId', 'statusId'] as const).map((f) => keys.map((k) => k[f]));
     return {
-      sql: (o) => ({
-        ctes: `pre_k AS (
+      ctes: sql`pre_k AS (
            SELECT DISTINCT k.item_id, loc.facility_id, k.location_id, k.lot_id, coalesce(k.status_id, st.id) AS status_id
-             FROM unnest($${o + 1}::uuid[], $${o + 2}::uuid[], $${o + 3}::uuid[], $${o + 4}::uuid[]) AS k(item_id, location_id, lot_id, status_id)
-             JOIN locations loc ON loc.tenant_id = $1 AND loc.id = k.location_id
-             LEFT JOIN stock_statuses st ON st.tenant_id = $1 AND st.code = 'AVAILABLE'),
+             FROM unnest(${itemIds}::uuid[], ${locationIds}::uuid[], ${lotIds}::uuid[], ${statusIds}::uuid[]) AS k(item_id, location_id, lot_id, status_id)
+             JOIN locations loc ON loc.tenant_id = ${tenant} AND loc.id = k.location_id
+             LEFT JOIN stock_statuses st ON st.tenant_id = ${tenant} AND st.code = 'AVAILABLE'),
          pre_b AS (
            SELECT b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated
-             FROM pre_k k JOIN balances b ON b.tenant_id = $1 AND b.item_id = k.item_id AND b.location_id = k.location_id
-                                         AND b.lot_key = ${LOT_KEY('k.lot_id')} AND b.status_id = k.status_id
-            ORDER BY ${BALANCE_ORDER}
+             FROM pre_k k JOIN balances b ON b.tenant_id = ${tenant} AND b.item_id = k.item_id AND b.location_id = k.location_id
+                                         AND b.lot_key = ${raw(LOT_KEY('k.lot_id'))} AND b.status_id = k.status_id
+            ORDER BY ${raw(BALANCE_ORDER)}
               ${forUpdate('b')}),
          pre_p AS (
            SELECT p.item_id, p.facility_id, p.qty_available_on_hand AS qty_on_hand, p.qty_allocated, p.qty_reserved
              FROM (SELECT DISTINCT k.item_id, k.facility_id FROM pre_k k
-                     JOIN stock_statuses s ON s.tenant_id = $1 AND s.id = k.status_id AND s.is_available) k
-             JOIN inventory_positions p ON p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+                     JOIN stock_statuses s ON s.tenant_id = ${tenant} AND s.id = k.status_id AND s.is_available) k
+             JOIN inventory_positions p ON p.tenant_id = ${tenant} AND p.item_id = k.item_id AND p.facility_id = k.facility_id
             ORDER BY p.item_id, p.facility_id
               ${forUpdate('p')})`,
-        // balances before positions: the lock order (the output columns are evaluated in this order)
-        // quantities as text: a JSON number would round them
-        columns: `(SELECT coalesce(json_agg(json_build_object('id', b.id, 'item_id', b.item_id, 'location_id', b.location_id, 'lot_id', b.lot_id,
+      // balances before positions: the lock order (the output columns are evaluated in this order)
+      // quantities as text: a JSON number would round them
+      columns: sql`(SELECT coalesce(json_agg(json_build_object('id', b.id, 'item_id', b.item_id, 'location_id', b.location_id, 'lot_id', b.lot_id,
                      'status_id', b.status_id, 'qty_on_hand', b.qty_on_hand::text, 'qty_allocated', b.qty_allocated::text)), '[]') FROM pre_b b) AS pre_balances,
-                  (SELECT coalesce(json_agg(${POSITION_JSON}), '[]') FROM pre_p p) AS pre_positions`,
-      }),
-      params: (['itemId', 'locationId', 'lotId', 'statusId'] as const).map((f) => keys.map((k) => k[f])),
+                  (SELECT coalesce(json_agg(${raw(POSITION_JSON)}), '[]') FROM pre_p p) AS pre_positions`,
       read: (row) => counterRows(row.pre_balances as BalanceRow[], row.pre_positions as Array<PositionKeyRow>, lock),
     };
   }
@@ -161,16 +162,13 @@ export class Counters {
   /** `prelock` for position keys alone (a hold's look-up statement). */
   prelockPositions(keys: Array<{ itemId: string; facilityId: string }>): SqlRider<CounterRows> {
     return {
-      sql: (o) => ({
-        ctes: `pre_p AS (
+      ctes: sql`pre_p AS (
            SELECT p.item_id, p.facility_id, p.qty_available_on_hand AS qty_on_hand, p.qty_allocated, p.qty_reserved
-             FROM unnest($${o + 1}::uuid[], $${o + 2}::uuid[]) AS k(item_id, facility_id)
-             JOIN inventory_positions p ON p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+             FROM unnest(${keys.map((k) => k.itemId)}::uuid[], ${keys.map((k) => k.facilityId)}::uuid[]) AS k(item_id, facility_id)
+             JOIN inventory_positions p ON p.tenant_id = ${this.uow.tenantId} AND p.item_id = k.item_id AND p.facility_id = k.facility_id
             ORDER BY p.item_id, p.facility_id
               FOR UPDATE OF p)`,
-        columns: `(SELECT coalesce(json_agg(${POSITION_JSON}), '[]') FROM pre_p p) AS pre_positions`,
-      }),
-      params: [keys.map((k) => k.itemId), keys.map((k) => k.facilityId)],
+      columns: sql`(SELECT coalesce(json_agg(${raw(POSITION_JSON)}), '[]') FROM pre_p p) AS pre_positions`,
       read: (row) => counterRows([], row.pre_positions as Array<PositionKeyRow>, true),
     };
   }
@@ -179,7 +177,7 @@ export class Counters {
   async lockBalances(keys: BalanceKey[]): Promise<Map<string, { id: string; onHand: Decimal; allocated: Decimal }>> {
     const sorted = sortBy(keys, balanceKey);
     if (!sorted.length) return new Map();
-    const rows: BalanceRow[] = await this.m.query(prepared(LOCK_BALANCES, GENERIC), [this.uow.tenantId, ...balanceParams(sorted)]);
+    const rows: BalanceRow[] = await query(this.m, lockBalancesSql(this.uow.tenantId, balanceArrays(sorted)), GENERIC);
     return new Map(rows.map((r) => [
       balanceKey({ itemId: r.item_id, locationId: r.location_id, lotId: r.lot_id, statusId: r.status_id }),
       { id: r.id, onHand: toQty(r.qty_on_hand), allocated: toQty(r.qty_allocated) },
@@ -225,16 +223,15 @@ function counterRows(balances: BalanceRow[], positions: PositionKeyRow[], locked
 }
 
 /**
- * The counter writes of a checked change: CTEs for a statement whose $1 is the tenant and whose own
- * parameters end at $offset. `counter_b` (balances) runs before `counter_p` (positions), which reads
- * it; a CTE of the statement that must lock after them (a document number) waits for `counter_p`
- * (`nextNumberSql(prefix, AFTER_COUNTERS)`): the lock order holds within the statement too.
+ * The counter writes of a checked change: CTEs (an `sql` fragment, its parameters numbered where it
+ * lands) for the caller's statement. `counter_b` (balances) runs before `counter_p` (positions), which
+ * reads it; a CTE of the statement that must lock after them (a document number) waits for `counter_p`
+ * (`nextNumberSql(tenantId, prefix, AFTER_COUNTERS)`): the lock order holds within the statement too.
  * `optimistic`: the rows were not locked before this statement (see `Counters.check`); a CHECK
  * violation of a counter constraint then means a concurrent change, not a checked shortage.
  */
 export interface CounterWrite {
-  sql(offset: number): string;
-  params: unknown[];
+  ctes: Sql;
   optimistic: boolean;
 }
 
@@ -250,61 +247,66 @@ export const COUNTER_CONSTRAINTS = new Set(['balance_not_negative', 'balance_all
  */
 export const LOT_KEY = (lotId: string) => `coalesce(${lotId}, '00000000-0000-0000-0000-000000000000'::uuid)`;
 
-/** Existing balances of the keys ($2..$6, in the given order) locked in that order. */
-const SELECT_BALANCES = `SELECT b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated
-         FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[])
+/** A balance key's arrays, in the given order: item, facility, location, lot, status. */
+type BalanceArrays = ReturnType<typeof balanceArrays>;
+const balanceArrays = (keys: BalanceKey[]) =>
+  [keys.map((k) => k.itemId), keys.map((k) => k.facilityId), keys.map((k) => k.locationId), keys.map((k) => k.lotId), keys.map((k) => k.statusId)] as const;
+
+/** Existing balances of the keys (in the given order) locked in that order. */
+const selectBalances = (tenantId: string, [itemIds, facilityIds, locationIds, lotIds, statusIds]: BalanceArrays) => sql`SELECT b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated
+         FROM unnest(${itemIds}::uuid[], ${facilityIds}::uuid[], ${locationIds}::uuid[], ${lotIds}::uuid[], ${statusIds}::uuid[])
               WITH ORDINALITY AS k(item_id, facility_id, location_id, lot_id, status_id, ord)
-         JOIN balances b ON b.tenant_id = $1 AND b.item_id = k.item_id AND b.location_id = k.location_id
-                        AND b.lot_key = ${LOT_KEY('k.lot_id')} AND b.status_id = k.status_id
+         JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = k.item_id AND b.location_id = k.location_id
+                        AND b.lot_key = ${raw(LOT_KEY('k.lot_id'))} AND b.status_id = k.status_id
         ORDER BY k.ord
           FOR UPDATE OF b`;
 
-/** Existing positions of the keys ($7, $8, in lock order) locked in that order. */
-const SELECT_POSITIONS = `SELECT p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved
-         FROM unnest($7::uuid[], $8::uuid[]) WITH ORDINALITY AS k(item_id, facility_id, ord)
-         JOIN inventory_positions p ON p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+/** Existing positions of the keys (in lock order) locked in that order. */
+const selectPositions = (tenantId: string, itemIds: string[], facilityIds: string[]) => sql`SELECT p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved
+         FROM unnest(${itemIds}::uuid[], ${facilityIds}::uuid[]) WITH ORDINALITY AS k(item_id, facility_id, ord)
+         JOIN inventory_positions p ON p.tenant_id = ${tenantId} AND p.item_id = k.item_id AND p.facility_id = k.facility_id
         ORDER BY k.ord
           FOR UPDATE OF p`;
 
 /**
- * Balance keys ($2..$6, in the given order) created at zero when missing and locked: DO UPDATE (not DO
- * NOTHING) locks an existing row and returns it, using the unique key's index.
+ * Balance keys (in the given order) created at zero when missing and locked: DO UPDATE (not DO NOTHING)
+ * locks an existing row and returns it, using the unique key's index.
  */
-const LOCK_BALANCES = `INSERT INTO balances AS b (tenant_id, item_id, facility_id, location_id, lot_id, status_id)
-       SELECT $1, k.item_id, k.facility_id, k.location_id, k.lot_id, k.status_id
-         FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[])
+const lockBalancesSql = (tenantId: string, [itemIds, facilityIds, locationIds, lotIds, statusIds]: BalanceArrays) => sql`INSERT INTO balances AS b (tenant_id, item_id, facility_id, location_id, lot_id, status_id)
+       SELECT ${tenantId}, k.item_id, k.facility_id, k.location_id, k.lot_id, k.status_id
+         FROM unnest(${itemIds}::uuid[], ${facilityIds}::uuid[], ${locationIds}::uuid[], ${lotIds}::uuid[], ${statusIds}::uuid[])
               WITH ORDINALITY AS k(item_id, facility_id, location_id, lot_id, status_id, ord)
         ORDER BY k.ord
        ON CONFLICT ON CONSTRAINT balances_key DO UPDATE SET updated_at = b.updated_at
        RETURNING b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated`;
 
-/** Position keys ($7, $8, in lock order) created at zero when missing and locked. */
-const LOCK_POSITIONS = `INSERT INTO inventory_positions AS p (tenant_id, item_id, facility_id)
-       SELECT $1, k.item_id, k.facility_id FROM unnest($7::uuid[], $8::uuid[]) WITH ORDINALITY AS k(item_id, facility_id, ord)
+/** Position keys (in lock order) created at zero when missing and locked. */
+const lockPositionsSql = (tenantId: string, itemIds: string[], facilityIds: string[]) => sql`INSERT INTO inventory_positions AS p (tenant_id, item_id, facility_id)
+       SELECT ${tenantId}, k.item_id, k.facility_id FROM unnest(${itemIds}::uuid[], ${facilityIds}::uuid[]) WITH ORDINALITY AS k(item_id, facility_id, ord)
         ORDER BY k.ord
        ON CONFLICT (tenant_id, item_id, facility_id) DO UPDATE SET updated_at = p.updated_at
        RETURNING p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved`;
 
-const balanceParams = (keys: BalanceKey[]) => (['itemId', 'facilityId', 'locationId', 'lotId', 'statusId'] as const).map((f) => keys.map((k) => k[f]));
-
-
 /**
- * CTEs that apply checked deltas to locked balances (by id) and positions (by key): $1 is the tenant,
- * the eight arrays of CounterWrite.params follow $offset.
+ * CTEs that apply checked deltas to locked balances (by id: ids, on-hand and allocated deltas) and
+ * positions (by key: items, facilities, on-hand, allocated and reserved deltas).
  */
-function applySql(o: number): string {
-  const $ = (i: number) => `$${o + i}`;
-  return `counter_b AS (
+function applySql(
+  tenantId: string,
+  [balanceIds, balanceOnHand, balanceAllocated]: [string[], string[], string[]],
+  [itemIds, facilityIds, onHand, allocated, reserved]: [string[], string[], string[], string[], string[]],
+): Sql {
+  return sql`counter_b AS (
     UPDATE balances b SET qty_on_hand = b.qty_on_hand + k.on_hand, qty_allocated = b.qty_allocated + k.allocated, updated_at = now()
-      FROM unnest(${$(1)}::uuid[], ${$(2)}::numeric[], ${$(3)}::numeric[]) AS k(id, on_hand, allocated)
-     WHERE b.tenant_id = $1 AND b.id = k.id
+      FROM unnest(${balanceIds}::uuid[], ${balanceOnHand}::numeric[], ${balanceAllocated}::numeric[]) AS k(id, on_hand, allocated)
+     WHERE b.tenant_id = ${tenantId} AND b.id = k.id
     RETURNING 1),
   counter_p AS (
     UPDATE inventory_positions p
        SET qty_available_on_hand = p.qty_available_on_hand + k.on_hand, qty_allocated = p.qty_allocated + k.allocated,
            qty_reserved = p.qty_reserved + k.reserved, updated_at = now()
-      FROM unnest(${$(4)}::uuid[], ${$(5)}::uuid[], ${$(6)}::numeric[], ${$(7)}::numeric[], ${$(8)}::numeric[]) AS k(item_id, facility_id, on_hand, allocated, reserved)
-     WHERE p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+      FROM unnest(${itemIds}::uuid[], ${facilityIds}::uuid[], ${onHand}::numeric[], ${allocated}::numeric[], ${reserved}::numeric[]) AS k(item_id, facility_id, on_hand, allocated, reserved)
+     WHERE p.tenant_id = ${tenantId} AND p.item_id = k.item_id AND p.facility_id = k.facility_id
        -- balances first: no position row is updated (locked) before counter_b has run to its end
        AND (SELECT count(*) FROM counter_b) >= 0
     RETURNING 1)`;

@@ -1,10 +1,10 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { constraintOf } from '../../common/errors';
-import { GENERIC, prepared } from '../../database/prepared';
+import { GENERIC, query, raw, Sql, sql } from '../../database/sql';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
 import { nextNumberSql } from '../../documents/numbering.sql';
-import { qty as toQty, sql } from '../../documents/quantity';
+import { qty as toQty, sql as decimalText } from '../../documents/quantity';
 import { Settings } from '../../config/settings';
 import { Metrics } from '../../metrics/metrics';
 import { COUNTER_CONSTRAINTS, LOT_KEY } from './counters.sql';
@@ -67,12 +67,11 @@ export class DirectPostings {
   async post(posting: DirectPosting): Promise<TransactionView> {
     const [line] = posting.lines;
     const id = randomUUID();
-    const qty = sql(toQty(line.qty));
-    const send = () =>
-      this.uow.manager.query(prepared(DIRECT, GENERIC), [
-        this.uow.tenantId, line.itemId, line.locationId, line.statusId ?? null, qty, !!posting.startsWork,
-        id, posting.type, this.uow.userId, posting.reason ?? null, posting.sourceType ?? null, posting.sourceId ?? null,
-      ]) as Promise<DirectRow[]>;
+    const qty = decimalText(toQty(line.qty));
+    const statement = direct(this.uow.tenantId, { itemId: line.itemId, locationId: line.locationId, statusId: line.statusId ?? null, qty, startsWork: !!posting.startsWork }, {
+      id, type: posting.type, postedBy: this.uow.userId, reason: posting.reason ?? null, sourceType: posting.sourceType ?? null, sourceId: posting.sourceId ?? null,
+    });
+    const send = () => query<DirectRow[]>(this.uow.manager, statement, GENERIC);
     let rows: DirectRow[];
     try {
       // Sent with the COMMIT only as the unit of work's first statement: when it writes nothing, nothing
@@ -96,50 +95,53 @@ export class DirectPostings {
 }
 
 /**
- * $1 tenant, $2 item, $3 location, $4 status (null: AVAILABLE), $5 quantity, $6 new work; the header's
- * $7 id, $8 type, $9 posted_by, $10 reason, $11 source_type, $12 source_id. `ok` is the line when every
- * condition holds, else empty, and every write reads it. Locks in the ledger's order: the item (key
- * share, as the full way's look-ups), then the balance, the position, the TX number.
+ * The line (`qty` a numeric string; no status: AVAILABLE; `startsWork`: new work) and the header. `ok` is
+ * the line when every condition holds, else empty, and every write reads it. Locks in the ledger's order:
+ * the item (key share, as the full way's look-ups), then the balance, the position, the TX number.
  */
-const DIRECT = `WITH k AS (
-  SELECT i.id AS item_id, loc.facility_id, loc.id AS location_id, st.id AS status_id, st.is_available, $5::numeric AS qty
+const direct = (
+  tenantId: string,
+  line: { itemId: string; locationId: string; statusId: string | null; qty: string; startsWork: boolean },
+  header: { id: string; type: string; postedBy: string; reason: string | null; sourceType: string | null; sourceId: string | null },
+): Sql => sql`WITH k AS (
+  SELECT i.id AS item_id, loc.facility_id, loc.id AS location_id, st.id AS status_id, st.is_available, ${line.qty}::numeric AS qty
     FROM items i
     JOIN uoms u ON u.tenant_id = i.tenant_id AND u.id = i.base_uom_id
-    JOIN locations loc ON loc.tenant_id = $1 AND loc.id = $3
-    JOIN facilities f ON f.tenant_id = $1 AND f.id = loc.facility_id
-    JOIN stock_statuses st ON st.tenant_id = $1
-                          AND st.id = coalesce($4::uuid, (SELECT s.id FROM stock_statuses s WHERE s.tenant_id = $1 AND s.code = 'AVAILABLE'))
-   WHERE i.tenant_id = $1 AND i.id = $2 AND i.item_kind = 'stock'
+    JOIN locations loc ON loc.tenant_id = ${tenantId} AND loc.id = ${line.locationId}
+    JOIN facilities f ON f.tenant_id = ${tenantId} AND f.id = loc.facility_id
+    JOIN stock_statuses st ON st.tenant_id = ${tenantId}
+                          AND st.id = coalesce(${line.statusId}::uuid, (SELECT s.id FROM stock_statuses s WHERE s.tenant_id = ${tenantId} AND s.code = 'AVAILABLE'))
+   WHERE i.tenant_id = ${tenantId} AND i.id = ${line.itemId} AND i.item_kind = 'stock'
      AND i.lot_tracking <> 'required' AND i.serial_tracking <> 'required' AND i.expiry_tracking <> 'required'
-     AND scale(trim_scale($5::numeric)) <= u.decimals
-     AND (NOT $6::boolean OR (i.is_active AND loc.is_active AND f.is_active))
+     AND scale(trim_scale(${line.qty}::numeric)) <= u.decimals
+     AND (NOT ${line.startsWork}::boolean OR (i.is_active AND loc.is_active AND f.is_active))
      FOR KEY SHARE OF i),
 ok AS MATERIALIZED (
   SELECT k.*, b.id AS balance_id
-    FROM k JOIN balances b ON b.tenant_id = $1 AND b.item_id = k.item_id AND b.location_id = k.location_id
-                          AND b.lot_key = ${LOT_KEY('NULL::uuid')} AND b.status_id = k.status_id
+    FROM k JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = k.item_id AND b.location_id = k.location_id
+                          AND b.lot_key = ${raw(LOT_KEY('NULL::uuid'))} AND b.status_id = k.status_id
    WHERE b.qty_on_hand + k.qty >= b.qty_allocated
      AND (NOT k.is_available OR EXISTS (
            SELECT 1 FROM inventory_positions p
-            WHERE p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+            WHERE p.tenant_id = ${tenantId} AND p.item_id = k.item_id AND p.facility_id = k.facility_id
               AND p.qty_available_on_hand + k.qty >= p.qty_allocated + p.qty_reserved))
      AND (k.qty > 0 OR NOT EXISTS (
-           SELECT 1 FROM reservations r WHERE r.tenant_id = $1 AND r.item_id = k.item_id AND r.facility_id = k.facility_id AND ${LAPSED}))),
+           SELECT 1 FROM reservations r WHERE r.tenant_id = ${tenantId} AND r.item_id = k.item_id AND r.facility_id = k.facility_id AND ${raw(LAPSED)}))),
 counter_b AS (
   UPDATE balances b SET qty_on_hand = b.qty_on_hand + ok.qty, updated_at = now()
-    FROM ok WHERE b.tenant_id = $1 AND b.id = ok.balance_id
+    FROM ok WHERE b.tenant_id = ${tenantId} AND b.id = ok.balance_id
   RETURNING 1),
 counter_p AS (
   UPDATE inventory_positions p SET qty_available_on_hand = p.qty_available_on_hand + ok.qty, updated_at = now()
-    FROM ok WHERE ok.is_available AND p.tenant_id = $1 AND p.item_id = ok.item_id AND p.facility_id = ok.facility_id
+    FROM ok WHERE ok.is_available AND p.tenant_id = ${tenantId} AND p.item_id = ok.item_id AND p.facility_id = ok.facility_id
      AND (SELECT count(*) FROM counter_b) > 0
   RETURNING 1),
-n AS (${nextNumberSql('TX', '(SELECT count(*) FROM counter_p) >= 0 AND EXISTS (SELECT 1 FROM counter_b)')}),
+n AS (${nextNumberSql(tenantId, 'TX', '(SELECT count(*) FROM counter_p) >= 0 AND EXISTS (SELECT 1 FROM counter_b)')}),
 h AS (
   INSERT INTO ledger_transactions (tenant_id, id, txn_no, type, posted_by, reason, source_type, source_id)
-  SELECT $1, $7, n.no, $8, $9, $10, $11, $12 FROM n
+  SELECT ${tenantId}, ${header.id}, n.no, ${header.type}, ${header.postedBy}, ${header.reason}, ${header.sourceType}, ${header.sourceId} FROM n
   RETURNING id, txn_no, type, posted_at, posted_by, reason, source_type, source_id),
 l AS (
   INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta)
-  SELECT $1, h.id, 1, ok.item_id, ok.facility_id, ok.location_id, NULL, ok.status_id, ok.qty FROM h, ok)
+  SELECT ${tenantId}, h.id, 1, ok.item_id, ok.facility_id, ok.location_id, NULL, ok.status_id, ok.qty FROM h, ok)
 SELECT h.*, ok.item_id, ok.location_id, ok.status_id FROM h, ok`;

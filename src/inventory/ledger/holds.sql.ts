@@ -3,16 +3,17 @@ import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { UUID_PATTERN } from '../../common/uuid';
 import { AppError, assertVersion, insufficientStock, invalidField, invalidState, notFound, unknownReference } from '../../common/errors';
-import { GENERIC, prepared } from '../../database/prepared';
+import { GENERIC, query, raw, Sql, sql } from '../../database/sql';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Transitions } from '../../documents/document-store';
 import { DocumentNumbers, nextNumberSql } from '../../documents/numbering.sql';
-import { Qty, qty as toQty, sql } from '../../documents/quantity';
+import { Qty, qty as toQty, sql as decimalText } from '../../documents/quantity';
 import { at, CatalogRefs, ItemRef } from '../../documents/references.sql';
 import { checkBaseDecimals } from '../../documents/tracking';
 import { BalanceDelta, PositionDelta, positionKey, shortage } from './counter-changes';
 import { AFTER_COUNTERS, CounterRows, CounterWrite, Counters } from './counters.sql';
-import { LAPSED, LAPSED_HOLDS, RESERVATION_NOW } from './lapsed.sql';
+import { LAPSED, lapsedHolds, RESERVATION_NOW } from './lapsed.sql';
+import { Reservation } from './ledger.entities';
 import { Hold } from './posting';
 import { ALLOCATION_COLUMNS, AllocationRow, RESERVATION_COLUMNS, ReservationRow } from './views';
 
@@ -43,7 +44,7 @@ export function positiveQty(value: Decimal.Value, item: ItemRef, field: string):
 
 /**
  * Reservations (soft holds at item × facility) and the freeing of what they hold. Allocation and
- * issuing live in `allocations.ts` and `issues.ts`; both lock reservations through `lock` here.
+ * issuing live in `allocations.sql.ts` and `issues.sql.ts`; both lock reservations through `lock` here.
  */
 @Injectable()
 export class Holds {
@@ -80,18 +81,17 @@ export class Holds {
     const released = await this.releaseLapsed([{ itemId: item.id, facilityId: hold.facilityId }]);
     const counters = (await this.checkReserved(item, hold.facilityId, qty, at(hold.field, 'qty'), released ? undefined : prelocked))!;
     const id = randomUUID();
-    const insert = () =>
-      this.m.query(
-        prepared(`WITH ${counters.sql(11)}, n AS (${nextNumberSql('RS', AFTER_COUNTERS)}),
+    const tenant = this.uow.tenantId;
+    const user = this.uow.userId;
+    const statement = sql`WITH ${counters.ctes}, n AS (${nextNumberSql(tenant, 'RS', AFTER_COUNTERS)}),
          r AS (
            INSERT INTO reservations (tenant_id, id, reservation_no, item_id, facility_id, qty, status, demand_type,
                                      demand_id, demand_line_id, expires_at, notes, created_by, updated_by)
-           SELECT $1, $2, n.no, $3, $4, $5, 'open', $6, $7, $8, $9, $10, $11, $11 FROM n
+           SELECT ${tenant}, ${id}, n.no, ${item.id}, ${hold.facilityId}, ${decimalText(qty)}, 'open', ${hold.demandType ?? 'manual'}, ${hold.demandId ?? null},
+                  ${hold.demandLineId ?? null}, ${hold.expiresAt ?? null}, ${hold.notes ?? null}, ${user}, ${user} FROM n
            RETURNING *)
-         SELECT ${RESERVATION_NOW}, ${LAPSED} AS lapsed FROM r`, GENERIC),
-        [this.uow.tenantId, id, item.id, hold.facilityId, sql(qty), hold.demandType ?? 'manual', hold.demandId ?? null,
-          hold.demandLineId ?? null, hold.expiresAt ?? null, hold.notes ?? null, this.uow.userId, ...counters.params],
-      ) as Promise<Array<ReservationRow & { lapsed: boolean }>>;
+         SELECT ${raw(RESERVATION_NOW)}, ${raw(LAPSED)} AS lapsed FROM r`;
+    const insert = () => query<Array<ReservationRow & { lapsed: boolean }>>(this.m, statement, GENERIC);
     const [{ lapsed, ...row }] = hold.last && !hold.expiresAt ? await this.uow.commitWith(insert) : await insert();
     if (!lapsed) return { id, row };
     await this.releaseIfLapsed(id);
@@ -117,14 +117,14 @@ export class Holds {
       wanted.set(key, w);
     }
     const groups = [...wanted.values()];
-    const rows: Array<{ item_id: string; facility_id: string; atp: string }> = await this.m.query(
-      `WITH ${LAPSED_HOLDS}
+    const rows: Array<{ item_id: string; facility_id: string; atp: string }> = await query(
+      this.m,
+      sql`WITH ${lapsedHolds(this.uow.tenantId)}
        SELECT k.item_id, k.facility_id,
               coalesce(p.qty_available_on_hand - p.qty_allocated - p.qty_reserved, 0) + coalesce(h.allocated + h.reserved, 0) AS atp
-         FROM unnest($2::uuid[], $3::uuid[]) AS k(item_id, facility_id)
-         LEFT JOIN inventory_positions p ON p.tenant_id = $1 AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+         FROM unnest(${groups.map((g) => g.itemId)}::uuid[], ${groups.map((g) => g.facilityId)}::uuid[]) AS k(item_id, facility_id)
+         LEFT JOIN inventory_positions p ON p.tenant_id = ${this.uow.tenantId} AND p.item_id = k.item_id AND p.facility_id = k.facility_id
          LEFT JOIN lapsed_holds h ON h.item_id = k.item_id AND h.facility_id = k.facility_id`,
-      [this.uow.tenantId, groups.map((g) => g.itemId), groups.map((g) => g.facilityId)],
     );
     const atp = new Map(rows.map((r) => [positionKey({ itemId: r.item_id, facilityId: r.facility_id }), toQty(r.atp)]));
     const short = groups.flatMap((g) => {
@@ -156,12 +156,13 @@ export class Holds {
       const delta = newQty.minus(r.qty);
       if (!delta.isZero()) await this.changeReserved(item, r.facility_id, delta, 'qty');
     }
-    await this.m.query(
-      `UPDATE reservations SET qty = $3, expires_at = $4, notes = $5, status = $6, version = version + 1, updated_by = $7, updated_at = now()
-        WHERE tenant_id = $1 AND id = $2`,
-      [this.uow.tenantId, id, sql(newQty), change.expiresAt !== undefined ? change.expiresAt : r.expires_at,
-        change.notes !== undefined ? change.notes : r.notes, statusOf(newQty, toQty(r.qty_allocated), toQty(r.qty_fulfilled)), this.uow.userId],
-    );
+    // The row is locked above (with its lapsed state, which the repository's lockVersion does not read).
+    await this.uow.repository(Reservation).touch(id, {
+      qty: decimalText(newQty),
+      expiresAt: change.expiresAt !== undefined ? change.expiresAt : r.expires_at,
+      notes: change.notes !== undefined ? change.notes : r.notes,
+      status: statusOf(newQty, toQty(r.qty_allocated), toQty(r.qty_fulfilled)),
+    });
     if (change.expiresAt) await this.releaseIfLapsed(id);
   }
 
@@ -195,9 +196,10 @@ export class Holds {
 
   /** Reservation rows locked in id order, each with whether it has lapsed (expired, not yet released). */
   private lockRows(ids: string[]): Promise<Array<ReservationRow & { lapsed: boolean }>> {
-    return this.m.query(
-      prepared(`SELECT ${RESERVATION_COLUMNS}, ${LAPSED} AS lapsed FROM reservations r WHERE r.tenant_id = $1 AND r.id = ANY($2::uuid[]) ORDER BY r.id FOR UPDATE`, GENERIC),
-      [this.uow.tenantId, ids],
+    return query(
+      this.m,
+      sql`SELECT ${raw(RESERVATION_COLUMNS)}, ${raw(LAPSED)} AS lapsed FROM reservations r WHERE r.tenant_id = ${this.uow.tenantId} AND r.id = ANY(${ids}::uuid[]) ORDER BY r.id FOR UPDATE`,
+      GENERIC,
     );
   }
 
@@ -256,11 +258,12 @@ export class Holds {
    */
   async freeing(reservations: ReservationRow[]): Promise<{ balances: BalanceDelta[]; positions: PositionDelta[] }> {
     if (!reservations.length) return { balances: [], positions: [] };
-    const allocations: Array<AllocationRow & { facility_id: string; status_id: string }> = await this.m.query(
-      prepared(`SELECT ${ALLOCATION_COLUMNS}, b.facility_id, b.status_id
+    const allocations: Array<AllocationRow & { facility_id: string; status_id: string }> = await query(
+      this.m,
+      sql`SELECT ${raw(ALLOCATION_COLUMNS)}, b.facility_id, b.status_id
          FROM allocations a JOIN balances b ON b.tenant_id = a.tenant_id AND b.id = a.balance_id
-        WHERE a.tenant_id = $1 AND a.reservation_id = ANY($2::uuid[]) AND a.status = 'active'`, GENERIC),
-      [this.uow.tenantId, reservations.map((r) => r.id)],
+        WHERE a.tenant_id = ${this.uow.tenantId} AND a.reservation_id = ANY(${reservations.map((r) => r.id)}::uuid[]) AND a.status = 'active'`,
+      GENERIC,
     );
     return {
       balances: allocations.map((a) => ({
@@ -277,13 +280,16 @@ export class Holds {
   async markFreed(reservations: ReservationRow[], outcome: 'released' | 'cancelled' | 'fulfilled'): Promise<void> {
     if (!reservations.length) return;
     const ids = reservations.map((r) => r.id);
-    await this.m.query(prepared(`UPDATE allocations SET status = 'released', updated_at = now() WHERE tenant_id = $1 AND reservation_id = ANY($2::uuid[]) AND status = 'active'`, GENERIC), [
-      this.uow.tenantId, ids,
-    ]);
-    await this.m.query(
-      prepared(`UPDATE reservations SET status = $3, qty_allocated = 0, version = version + 1, updated_by = $4, updated_at = now()
-        WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, GENERIC),
-      [this.uow.tenantId, ids, outcome, this.uow.userId],
+    await query(
+      this.m,
+      sql`UPDATE allocations SET status = 'released', updated_at = now() WHERE tenant_id = ${this.uow.tenantId} AND reservation_id = ANY(${ids}::uuid[]) AND status = 'active'`,
+      GENERIC,
+    );
+    await query(
+      this.m,
+      sql`UPDATE reservations SET status = ${outcome}, qty_allocated = 0, version = version + 1, updated_by = ${this.uow.userId}, updated_at = now()
+        WHERE tenant_id = ${this.uow.tenantId} AND id = ANY(${ids}::uuid[])`,
+      GENERIC,
     );
   }
 
@@ -295,10 +301,11 @@ export class Holds {
     const keys = [...new Map(positions.map((p) => [positionKey(p), p])).values()];
     if (!keys.length) return [];
     // On every outbound posting: prepared, with explicit columns, and run with its generic plan.
-    return this.m.query(
-      prepared(`SELECT ${RESERVATION_COLUMNS} FROM reservations r WHERE r.tenant_id = $1 AND ${LAPSED}
-          AND (r.item_id, r.facility_id) IN (SELECT * FROM unnest($2::uuid[], $3::uuid[])) FOR UPDATE SKIP LOCKED`, GENERIC),
-      [this.uow.tenantId, keys.map((k) => k.itemId), keys.map((k) => k.facilityId)],
+    return query(
+      this.m,
+      sql`SELECT ${raw(RESERVATION_COLUMNS)} FROM reservations r WHERE r.tenant_id = ${this.uow.tenantId} AND ${raw(LAPSED)}
+          AND (r.item_id, r.facility_id) IN (SELECT * FROM unnest(${keys.map((k) => k.itemId)}::uuid[], ${keys.map((k) => k.facilityId)}::uuid[])) FOR UPDATE SKIP LOCKED`,
+      GENERIC,
     );
   }
 
@@ -312,18 +319,18 @@ export class Holds {
 
   /** Every lapsed reservation of the tenant, at most 1000 at a time (the expiry job); returns how many were released. */
   async sweep(): Promise<number> {
-    const due = await this.lapsed('true ORDER BY r.id LIMIT 1000', []);
+    const due = await this.lapsed(sql`true ORDER BY r.id LIMIT 1000`);
     await this.free(due, 'released');
     return due.length;
   }
 
   /** A reservation this unit of work just gave a past expiresAt holds nothing from now on. */
   private async releaseIfLapsed(id: string): Promise<void> {
-    await this.free(await this.lapsed('r.id = $2', [id]), 'released');
+    await this.free(await this.lapsed(sql`r.id = ${id}`), 'released');
   }
 
-  /** Lapsed reservations matching `where` (parameters from $2), locked, skipping those another unit of work holds. */
-  private lapsed(where: string, params: unknown[]): Promise<ReservationRow[]> {
-    return this.m.query(`SELECT ${RESERVATION_COLUMNS} FROM reservations r WHERE r.tenant_id = $1 AND ${LAPSED} AND ${where} FOR UPDATE SKIP LOCKED`, [this.uow.tenantId, ...params]);
+  /** Lapsed reservations matching `where`, locked, skipping those another unit of work holds. */
+  private lapsed(where: Sql): Promise<ReservationRow[]> {
+    return query(this.m, sql`SELECT ${raw(RESERVATION_COLUMNS)} FROM reservations r WHERE r.tenant_id = ${this.uow.tenantId} AND ${raw(LAPSED)} AND ${where} FOR UPDATE SKIP LOCKED`);
   }
 }

@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { notFound } from '../../common/errors';
 import { Metrics } from '../../metrics/metrics';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { GENERIC, prepared } from '../../database/prepared';
+import { empty, GENERIC, query, raw, sql } from '../../database/sql';
 import { nextNumberSql } from '../../documents/numbering.sql';
-import { sql } from '../../documents/quantity';
+import { sql as decimalText } from '../../documents/quantity';
 import { AFTER_COUNTERS, CounterWrite } from './counters.sql';
 import { Posting } from './posting';
 import { ResolvedLine } from './posting-lines';
@@ -40,49 +40,37 @@ export class Journal {
       lot_id: l.lot?.id ?? null,
       lot_no: l.lot?.lotNo ?? null,
       status_id: l.status.id,
-      qty_delta: sql(l.qty),
+      qty_delta: decimalText(l.qty),
       serial_nos: l.serialNos.length ? l.serialNos : null,
     }));
-    const [header]: TransactionRow[] = await this.m.query(
-      prepared(`WITH ${counters ? `${counters.sql(15)}, ` : ''}n AS (${nextNumberSql('TX', counters && AFTER_COUNTERS)}),
+    const tenant = this.uow.tenantId;
+    const [header]: TransactionRow[] = await query(
+      this.m,
+      sql`WITH ${counters ? sql`${counters.ctes}, ` : empty}n AS (${nextNumberSql(tenant, 'TX', counters && AFTER_COUNTERS)}),
        h AS (
          INSERT INTO ledger_transactions (tenant_id, id, txn_no, type, posted_by, reason, source_type, source_id)
-         SELECT $1, $2, n.no, $3, $4, $5, $6, $7 FROM n
+         SELECT ${tenant}, ${id}, n.no, ${posting.type}, ${this.uow.userId}, ${posting.reason ?? null}, ${posting.sourceType ?? null}, ${posting.sourceId ?? null} FROM n
          RETURNING id, txn_no, type, posted_at, posted_by, reason, source_type, source_id),
        l AS (
          INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serial_nos)
-         SELECT $1, h.id, k.line_no, k.item_id, k.facility_id, k.location_id, k.lot_id, k.status_id, k.qty_delta,
+         SELECT ${tenant}, h.id, k.line_no, k.item_id, k.facility_id, k.location_id, k.lot_id, k.status_id, k.qty_delta,
                 NULLIF(string_to_array(k.serials, E'\\x1f'), '{}')
-           FROM h, unnest($8::int[], $9::uuid[], $10::uuid[], $11::uuid[], $12::uuid[], $13::uuid[], $14::numeric[], $15::text[])
+           FROM h, unnest(${rows.map((r) => r.line_no)}::int[], ${rows.map((r) => r.item_id)}::uuid[], ${lines.map((l) => l.location.facilityId)}::uuid[],
+                          ${rows.map((r) => r.location_id)}::uuid[], ${rows.map((r) => r.lot_id)}::uuid[], ${rows.map((r) => r.status_id)}::uuid[],
+                          ${rows.map((r) => r.qty_delta)}::numeric[], ${lines.map((l) => l.serialNos.join('\x1f'))}::text[])
                 AS k(line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serials))
-       SELECT * FROM h`, GENERIC),
-      [
-        this.uow.tenantId,
-        id,
-        posting.type,
-        this.uow.userId,
-        posting.reason ?? null,
-        posting.sourceType ?? null,
-        posting.sourceId ?? null,
-        rows.map((r) => r.line_no),
-        rows.map((r) => r.item_id),
-        lines.map((l) => l.location.facilityId),
-        rows.map((r) => r.location_id),
-        rows.map((r) => r.lot_id),
-        rows.map((r) => r.status_id),
-        rows.map((r) => r.qty_delta),
-        lines.map((l) => l.serialNos.join('\x1f')),
-        ...(counters?.params ?? []),
-      ],
+       SELECT * FROM h`,
+      GENERIC,
     );
     this.metrics?.posted(posting.type);
     return transactionView(header, rows);
   }
 
   async transaction(id: string): Promise<TransactionView> {
-    const [header]: TransactionRow[] = await this.m.query(
-      prepared(`SELECT id, txn_no, type, posted_at, posted_by, reason, source_type, source_id FROM ledger_transactions WHERE tenant_id = $1 AND id = $2`, GENERIC),
-      [this.uow.tenantId, id],
+    const [header]: TransactionRow[] = await query(
+      this.m,
+      sql`SELECT id, txn_no, type, posted_at, posted_by, reason, source_type, source_id FROM ledger_transactions WHERE tenant_id = ${this.uow.tenantId} AND id = ${id}`,
+      GENERIC,
     );
     if (!header) throw notFound('Transaction');
     return transactionView(header, await this.lines([id]));
@@ -96,11 +84,12 @@ export class Journal {
 
   private lines(transactionIds: string[]): Promise<LineRow[]> {
     if (!transactionIds.length) return Promise.resolve([]);
-    return this.m.query(
-      prepared(`SELECT ${LINE_COLUMNS} FROM ledger_lines l
+    return query(
+      this.m,
+      sql`SELECT ${raw(LINE_COLUMNS)} FROM ledger_lines l
          LEFT JOIN lots t ON t.tenant_id = l.tenant_id AND t.id = l.lot_id
-        WHERE l.tenant_id = $1 AND l.transaction_id = ANY($2::uuid[]) ORDER BY l.transaction_id, l.line_no`, GENERIC),
-      [this.uow.tenantId, transactionIds],
+        WHERE l.tenant_id = ${this.uow.tenantId} AND l.transaction_id = ANY(${transactionIds}::uuid[]) ORDER BY l.transaction_id, l.line_no`,
+      GENERIC,
     );
   }
 }

@@ -1,12 +1,12 @@
-import { raw, Sql, sql } from '../../database/sql';
-
 /**
  * Reservations whose `expiresAt` has passed stop holding stock at once, though the periodic expiry job
  * (ExpiryJob) releases their rows a little later. Until it does, every read and posting treats them as
  * released: these SQL fragments subtract what such "lapsed" reservations still hold from the counters
- * a read shows. The CTEs take the tenant as a parameter and are cheap: a partial index
- * (`reservations_expiry`) finds the lapsed ones, and there are few between two runs of the job.
+ * a read shows. Those without parameters are SQL text (inlined with `raw()`), those that need the tenant
+ * are `sql` fragments. Each is cheap: a partial index (`reservations_expiry`) finds the lapsed ones, and
+ * there are few between two runs of the job.
  */
+import { raw, Sql, sql } from '../../database/sql';
 
 /** True for a reservation row `r` that is open or allocated but past its expiry. */
 export const LAPSED = `(r.status IN ('open', 'allocated') AND r.expires_at <= now())`;
@@ -21,25 +21,19 @@ export const RESERVATION_NOW = `
 /** The status a reservation `r` reads as now (for filters). */
 export const RESERVATION_STATUS_NOW = `(CASE WHEN ${LAPSED} THEN 'released' ELSE r.status END)`;
 
-/** Allocated quantity per balance still counted by `tenantId`'s lapsed reservations: `lapsed_allocated(balance_id, qty)`. */
+/** Allocated quantity per balance still counted by lapsed reservations: the CTE `lapsed_allocated(balance_id, qty)`. */
 export const lapsedAllocated = (tenantId: string): Sql => sql`lapsed_allocated AS (
   SELECT a.balance_id, sum(a.qty) AS qty
     FROM reservations r JOIN allocations a ON a.tenant_id = r.tenant_id AND a.reservation_id = r.id AND a.status = 'active'
    WHERE r.tenant_id = ${tenantId} AND ${raw(LAPSED)}
    GROUP BY a.balance_id)`;
 
-/** Holds per (item, facility) still counted by `tenantId`'s lapsed reservations: `lapsed_holds(item_id, facility_id, allocated, reserved)`. */
+/** Holds per (item, facility) still counted by lapsed reservations: the CTE `lapsed_holds(item_id, facility_id, allocated, reserved)`. */
 export const lapsedHolds = (tenantId: string): Sql => sql`lapsed_holds AS (
   SELECT r.item_id, r.facility_id, sum(r.qty_allocated) AS allocated, sum(r.qty - r.qty_allocated - r.qty_fulfilled) AS reserved
     FROM reservations r
    WHERE r.tenant_id = ${tenantId} AND ${raw(LAPSED)}
    GROUP BY r.item_id, r.facility_id)`;
-
-/**
- * `lapsedHolds` as text taking the tenant as the statement's first parameter: for statements not yet
- * written with the sql tag (the tenant must be their first parameter). Prefer `lapsedHolds(tenantId)`.
- */
-export const LAPSED_HOLDS = lapsedHolds('').text;
 
 /** An active allocation `a` that no lapsed reservation holds. */
 export const ALLOCATION_LIVE = `(a.status = 'active' AND NOT EXISTS (
