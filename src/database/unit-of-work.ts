@@ -136,9 +136,10 @@ export class UnitOfWork {
    * Runs `work` in one transaction for `tenantId` (default: the current principal's). The opening
    * statement (BEGIN and the role/tenant settings) leaves in one write with the work's first statement,
    * so opening costs no round trip of its own; closing costs one (COMMIT or ROLLBACK), and none for a
-   * `readOnly` unit of work: it runs as `BEGIN READ ONLY` (a write in it fails), and its COMMIT is sent
-   * without waiting for the answer, the connection going back to the pool at once (the next unit of work
-   * on that connection is pipelined behind the COMMIT).
+   * `readOnly` unit of work: each of its statements runs in a `BEGIN READ ONLY` transaction of its own
+   * (a write fails), opened and committed in the statement's own write, nothing waiting for the COMMIT;
+   * the connection goes back to the pool at once (its next user is pipelined behind the COMMIT). So a read
+   * of one statement is one write without its code asking for it.
    */
   async run<T>(work: (manager: EntityManager) => Promise<T>, tenantId?: string, options: { readOnly?: boolean } = {}): Promise<T> {
     if (!this.cls.isActive()) return this.cls.run(() => this.run(work, tenantId, options));
@@ -214,8 +215,23 @@ export class UnitOfWork {
       // for it run (prepared.ts); not for the others. A change rides in the same write as the statement.
       let generic = false;
       client.query = function (this: PgClient, ...args: unknown[]) {
-        if (commitSent) throw new Error('A statement after the unit of work sent its COMMIT (commitWith must wrap the last statement)');
         const wantsGeneric = wantsGenericPlan(args[0], args[1]);
+        if (readOnly) {
+          // A read-only unit of work runs each statement in a transaction of its own, opened and committed
+          // in the same write as the statement: the answer is the statement's, nothing waits for the
+          // COMMIT, and a read of one statement is one write whoever calls it. Nothing is lost by it: in
+          // READ COMMITTED each statement takes its own snapshot anyway, and a read-only transaction holds
+          // no locks to keep between statements.
+          early.started = true;
+          corked();
+          opened = query.call(client, open(wantsGeneric));
+          opened.catch(() => undefined);
+          const result = query.apply(this, args);
+          commitSent = query.call(client, 'COMMIT') as Promise<{ command?: string }>;
+          commitSent.catch(() => undefined);
+          return result;
+        }
+        if (commitSent) throw new Error('A statement after the unit of work sent its COMMIT (commitWith must wrap the last statement)');
         if (!opened) {
           early.started = true;
           corked();
@@ -252,6 +268,14 @@ export class UnitOfWork {
         current.early = undefined;
       }
       if (!opened) return result; // the work sent no statement: there is no transaction to end
+      if (readOnly) {
+        // Every statement's transaction was committed with it (above); the connection's next user queues
+        // behind the last COMMIT, and a broken connection fails that user's statements instead.
+        commitSent?.catch((err: unknown) => this.logger.warn(`COMMIT of a read-only unit of work failed: ${String(err)}`));
+        released = true;
+        await runner.release().catch(() => undefined);
+        return result;
+      }
       await opened;
       // A step that may have written part of its changes failed: whatever the caller did with its
       // error, the unit of work must not commit (all or nothing, CONTRACT §5 invariant 5). commitWith
@@ -259,14 +283,6 @@ export class UnitOfWork {
       if (current.failure !== undefined) throw current.failure;
       opened = undefined;
       commitSent ??= query.call(client, 'COMMIT') as Promise<{ command?: string }>;
-      if (readOnly) {
-        // Nothing to lose: the connection's next user queues behind this COMMIT; a broken connection
-        // fails that user's statements instead.
-        commitSent.catch((err: unknown) => this.logger.warn(`COMMIT of a read-only unit of work failed: ${String(err)}`));
-        released = true;
-        await runner.release().catch(() => undefined);
-        return result;
-      }
       // COMMIT of a transaction that an error aborted answers ROLLBACK: never report that as success.
       const { command } = await commitSent;
       if (command !== 'COMMIT') throw new Error(`COMMIT answered ${command}`);

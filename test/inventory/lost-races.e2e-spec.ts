@@ -144,7 +144,7 @@ describe('postings that lose a race for their counter rows', () => {
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
     const post = (line: Record<string, unknown>) =>
       asTenant(t.tenantId, () =>
-        ledger.post({ type: 'adjustment', reason: 'ids', last: true, startsWork: true, lines: [{ itemId: f.item.id, locationId: f.location.id, qty: '1', ...line }] }),
+        ledger.adjust({ reason: 'ids', itemId: f.item.id, locationId: f.location.id, qtyDelta: 1, ...line }),
       ).then((tx) => tx.lines[0], (e: { status?: number }) => e.status);
     expect(await post({ itemId: f.item.id.toUpperCase() })).toBe(404);
     expect(await post({ locationId: f.location.id.toUpperCase() })).toBe(404);

@@ -35,7 +35,7 @@ export class ItemsController {
   @Permissions('catalog:read')
   @ApiOperation({ summary: 'One item with its identifiers, attributes and UOM conversions', description: ITEM_SHAPE })
   async get(@UuidParam('id', 'Item') id: string) {
-    return { data: await this.items.read(id) };
+    return { data: await this.items.get(id) };
   }
 
   @Post()

@@ -40,11 +40,6 @@ export class ItemsService {
     return page(rows, count, query);
   }
 
-  /** `get` as the request's only statement: the unit of work's COMMIT leaves with it (one socket write). */
-  read(id: string): Promise<ItemView> {
-    return this.uow.commitWith(() => this.get(id));
-  }
-
   /** One item with its identifiers, attributes and conversions: one prepared statement. */
   async get(id: string): Promise<ItemView> {
     const view = await itemView(this.uow.manager, this.uow.tenantId, id);

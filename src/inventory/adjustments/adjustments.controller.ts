@@ -17,27 +17,7 @@ export class AdjustmentsController {
   @Permissions('inventory:write')
   @ApiOperation({ summary: 'Post a stock adjustment to the ledger' })
   async create(@Body() body: CreateAdjustmentDto) {
-    const transaction = await this.ledger.post({
-      type: 'adjustment',
-      reason: body.reason,
-      sourceType: 'adjustment',
-      // New work: an inactive item, location or facility is refused.
-      startsWork: true,
-      // The request ends with the posting: COMMIT is sent with its last statement.
-      last: true,
-      lines: [
-        {
-          itemId: body.itemId,
-          locationId: body.locationId,
-          statusId: body.statusId,
-          qty: String(body.qtyDelta),
-          qtyField: 'qtyDelta',
-          lotNo: body.lotNo,
-          expiryDate: body.expiryDate,
-          serialNos: body.serialNos,
-        },
-      ],
-    });
+    const transaction = await this.ledger.adjust(body);
     return { data: transaction };
   }
 }

@@ -9,7 +9,7 @@ import { Settings } from '../../config/settings';
 import { Metrics } from '../../metrics/metrics';
 import { COUNTER_CONSTRAINTS, LOT_KEY } from './counters.sql';
 import { LAPSED } from './lapsed.sql';
-import { isIssue, Posting, PostingLine } from './posting';
+import { Ending, isIssue, Posting, PostingLine } from './posting';
 import { LineRow, TransactionRow, transactionView, TransactionView } from './views';
 
 /** A UUID as PostgreSQL prints it: lower-case. */
@@ -18,7 +18,7 @@ const DB_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 type DirectRow = TransactionRow & { item_id: string; location_id: string; status_id: string };
 
 /** A posting the direct way can take: one free line with no lot or serials, the last work of its unit of work. */
-type DirectPosting = Posting & { last: true; lines: [PostingLine] };
+type DirectPosting = Posting & { lines: [PostingLine] };
 
 /**
  * The direct way for the commonest posting — one free line without lot or serials, nothing after it in
@@ -49,9 +49,9 @@ export class DirectPostings {
     this.enabled = settings?.LEDGER_DIRECT_POSTINGS ?? true;
   }
 
-  /** Whether `posting` may go the direct way (on the first attempt of its unit of work). */
-  accepts(posting: Posting): posting is DirectPosting {
-    if (!this.enabled || !posting.last || posting.lines.length !== 1 || !this.uow.optimistic) return false;
+  /** Whether `posting` may go the direct way (on the first attempt of its unit of work, nothing after it). */
+  accepts(posting: Posting, ending: Ending): posting is DirectPosting {
+    if (!this.enabled || !ending.last || posting.lines.length !== 1 || !this.uow.optimistic) return false;
     const [line] = posting.lines;
     if (isIssue(line) || line.lotId || line.lotNo || line.expiryDate || line.serialNos?.length || line.pickSerials) return false;
     // Ids as the database prints them (the full way compares them as strings); anything else goes the full way.

@@ -14,7 +14,7 @@ import { BalanceDelta, PositionDelta, positionKey, shortage } from './counter-ch
 import { AFTER_COUNTERS, CounterRows, CounterWrite, Counters } from './counters.sql';
 import { LAPSED, lapsedHolds, RESERVATION_NOW } from './lapsed.sql';
 import { Reservation } from './ledger.entities';
-import { Hold } from './posting';
+import { Ending, Hold } from './posting';
 import { ALLOCATION_COLUMNS, AllocationRow, RESERVATION_COLUMNS, ReservationRow } from './views';
 
 /** What may be done with a reservation in which state (CONTRACT §5). */
@@ -62,11 +62,11 @@ export class Holds {
   /**
    * A new soft hold (new work: the item and facility must be active), refused beyond available-to-promise.
    * The reservation number, the row and the reserved counter are written in one statement, the last
-   * before COMMIT where nothing can follow (`hold.last`, no expiry): the tenant's number row is then
+   * before COMMIT where nothing can follow (`ending.last`, no expiry): the tenant's number row is then
    * locked only while the server commits. Returns the new row as it reads now, unless it lapsed at once
    * (an expiry in the past), in which case it is released and only its id is returned.
    */
-  async reserve(hold: Hold): Promise<{ id: string; row?: ReservationRow }> {
+  async reserve(hold: Hold, ending: Ending = { last: false }): Promise<{ id: string; row?: ReservationRow }> {
     // The item, the facility and the position's counter row (locked) in one statement.
     const ids = UUID_PATTERN.test(hold.itemId) && UUID_PATTERN.test(hold.facilityId);
     const { items, facility, rider: prelocked } = await this.refs.forHold(
@@ -92,7 +92,7 @@ export class Holds {
            RETURNING *)
          SELECT ${raw(RESERVATION_NOW)}, ${raw(LAPSED)} AS lapsed FROM r`;
     const insert = () => query<Array<ReservationRow & { lapsed: boolean }>>(this.m, statement, GENERIC);
-    const [{ lapsed, ...row }] = hold.last && !hold.expiresAt ? await this.uow.commitWith(insert) : await insert();
+    const [{ lapsed, ...row }] = ending.last && !hold.expiresAt ? await this.uow.commitWith(insert) : await insert();
     if (!lapsed) return { id, row };
     await this.releaseIfLapsed(id);
     return { id };

@@ -9,7 +9,7 @@ import { DirectPostings } from './direct.sql';
 import { Holds } from './holds.sql';
 import { HoldCheck, Issues } from './issues.sql';
 import { Journal } from './journal.sql';
-import { Hold, IssueLine, isIssue, Pin, Posting, PostingLine } from './posting';
+import { Adjustment, Ending, Hold, IssueLine, isIssue, Pin, Posting, PostingLine } from './posting';
 import { lineDetail, PostingLines } from './posting-lines';
 import { liveAllocations, reservationNow } from './reads.sql';
 import { Serials } from './serials.sql';
@@ -47,16 +47,44 @@ export class LedgerService {
    * Posts one transaction, all or nothing: free lines move stock in or out; issue lines consume holds
    * (a reservation's allocations), so a whole shipment or work-order completion is one transaction.
    * Ledger lines follow the posting's order; an issue line becomes one ledger line per allocation it
-   * takes from.
+   * takes from. The caller's unit of work may go on after it (a document posts, then updates itself).
    */
   post(posting: Posting): Promise<TransactionView> {
-    // One free line and nothing after it (a stock adjustment): one statement when nothing stands in its way.
-    if (this.direct.accepts(posting)) return this.atomic(() => this.direct.post(posting));
     return this.atomic(() => this.write(posting));
   }
 
+  /**
+   * A stock adjustment as a request of its own (POST /v1/inventory/adjustments): one free line of new
+   * work, and nothing after it in the unit of work. The ledger makes it as cheap as it can: one statement
+   * when nothing stands in its way (DirectPostings), COMMIT sent with its last statement either way.
+   */
+  adjust(adjustment: Adjustment): Promise<TransactionView> {
+    const posting: Posting = {
+      type: 'adjustment',
+      reason: adjustment.reason,
+      sourceType: 'adjustment',
+      // New work: an inactive item, location or facility is refused.
+      startsWork: true,
+      lines: [
+        {
+          itemId: adjustment.itemId,
+          locationId: adjustment.locationId,
+          statusId: adjustment.statusId,
+          qty: String(adjustment.qtyDelta),
+          qtyField: 'qtyDelta',
+          lotNo: adjustment.lotNo,
+          expiryDate: adjustment.expiryDate,
+          serialNos: adjustment.serialNos,
+        },
+      ],
+    };
+    const ending: Ending = { last: true };
+    if (this.direct.accepts(posting, ending)) return this.atomic(() => this.direct.post(posting));
+    return this.atomic(() => this.write(posting, undefined, ending));
+  }
+
   /** `holds`: what the consumed reservations must allow (default: being issued from) and their If-Match. */
-  private async write(posting: Posting, holds?: HoldCheck): Promise<TransactionView> {
+  private async write(posting: Posting, holds?: HoldCheck, ending: Ending = { last: false }): Promise<TransactionView> {
     if (!posting.lines.length) throw validationFailed('A posting needs at least one line', [{ field: 'lines', message: 'must not be empty' }]);
     const issueLines = posting.lines.filter(isIssue);
     const { concrete, plan } = issueLines.length ? await this.issues.plan(issueLines, holds) : { concrete: [], plan: undefined };
@@ -88,9 +116,9 @@ export class LedgerService {
       if (counters?.optimistic && constraint && COUNTER_CONSTRAINTS.has(constraint)) throw new LostRace(`${constraint} on an optimistic posting`, { cause: err });
       throw err;
     });
-    // The journal statement is the posting's last unless issue lines follow; when the caller says nothing
-    // follows the posting either, COMMIT leaves with it (UnitOfWork.commitWith).
-    const transaction = posting.last && !plan ? await this.uow.commitWith(journal) : await journal();
+    // The journal statement is the posting's last unless issue lines follow; when nothing follows the
+    // posting either (adjust), COMMIT leaves with it (UnitOfWork.commitWith).
+    const transaction = ending.last && !plan ? await this.uow.commitWith(journal) : await journal();
     if (plan) await this.issues.consume(plan);
     return transaction;
   }
@@ -110,9 +138,13 @@ export class LedgerService {
     await this.holds.releaseLapsed(positions);
   }
 
-  /** A soft hold at (item, facility) — new work: refused for inactive items and facilities, and beyond available-to-promise. */
+  /**
+   * A soft hold at (item, facility) as a request of its own (POST /v1/inventory/reservations: nothing
+   * after it in the unit of work, so COMMIT leaves with its statement) — new work: refused for inactive
+   * items and facilities, and beyond available-to-promise. Documents reserve with `reserveAll`.
+   */
   async reserve(hold: Hold): Promise<ReservationView> {
-    const { id, row } = await this.atomic(() => this.holds.reserve(hold));
+    const { id, row } = await this.atomic(() => this.holds.reserve(hold, { last: true }));
     // A new reservation has no allocations: its row is its view (unless it lapsed at once).
     return row ? reservationView(row, []) : this.reservation(id);
   }

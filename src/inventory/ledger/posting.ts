@@ -56,11 +56,6 @@ export interface Posting {
   reason?: string | null;
   sourceType?: string | null;
   sourceId?: string | null;
-  /**
-   * Nothing follows this posting in its unit of work (the request ends with it, e.g. an adjustment): its
-   * last statement carries the COMMIT (UnitOfWork.commitWith). Leave unset when anything may follow.
-   */
-  last?: boolean;
   lines: Array<PostingLine | IssueLine>;
   /**
    * The posting starts new work (an adjustment): inactive items, locations and facilities are refused
@@ -68,6 +63,19 @@ export interface Posting {
    * shipping reserved stock) leave this unset.
    */
   startsWork?: boolean;
+}
+
+/** A stock adjustment (POST /v1/inventory/adjustments): one line of new work, posted on its own. */
+export interface Adjustment {
+  itemId: string;
+  locationId: string;
+  statusId?: string;
+  /** + in, − out (validation errors point at `qtyDelta`). */
+  qtyDelta: number | string;
+  reason: string;
+  lotNo?: string;
+  expiryDate?: string;
+  serialNos?: string[];
 }
 
 /** A soft hold of stock at (item, facility) against a demand document. */
@@ -82,11 +90,15 @@ export interface Hold {
   notes?: string | null;
   /** Where validation errors point (default top level). */
   field?: string;
-  /**
-   * Nothing follows this hold in its unit of work (a reservation created on its own): its last statement
-   * carries the COMMIT (UnitOfWork.commitWith). Leave unset when anything may follow.
-   */
-  last?: boolean;
+}
+
+/**
+ * How a posting or hold ends its unit of work — the ledger's own business, never a caller's: `last` when
+ * nothing follows it (a request that is one adjustment or one reservation: LedgerService.adjust and
+ * LedgerService.reserve), so its last statement carries the COMMIT (UnitOfWork.commitWith).
+ */
+export interface Ending {
+  last: boolean;
 }
 
 /** A hard allocation request: pin `qty` of a reservation to a location (and lot). */

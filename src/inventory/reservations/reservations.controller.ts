@@ -39,7 +39,7 @@ export class ReservationsController {
   @ApiOperation({ summary: 'Reserve stock at a facility', description: 'With a demandType other than manual, demandId must name an existing document of that type (400 when missing, 404 when unknown).' })
   async create(@Body() body: CreateReservationDto) {
     await this.reservations.checkDemand(body.demandType, body.demandId);
-    return { data: await this.ledger.reserve({ ...body, expiresAt: toDate(body.expiresAt), last: true }) };
+    return { data: await this.ledger.reserve({ ...body, expiresAt: toDate(body.expiresAt) }) };
   }
 
   @Patch('reservations/:id')
