@@ -15,6 +15,8 @@ export interface ItemRef {
   baseUomId: string;
   /** Decimals of the base UOM: quantities in base units may not have more. */
   decimals: number;
+  /** The item row's version: these facts hold while it is unchanged (UOMs do not change). */
+  version: number;
 }
 
 export interface LocationRef {
@@ -24,6 +26,9 @@ export interface LocationRef {
   isActive: boolean;
   /** Whether the location's facility is active. */
   facilityActive: boolean;
+  /** The location row's and its facility row's versions: these facts hold while both are unchanged. */
+  version: number;
+  facilityVersion: number;
 }
 
 export interface FacilityRef {
@@ -210,13 +215,14 @@ export function activeItem(items: Map<string, ItemRef>, id: string, field: strin
 /** Items by id, share-locked until the unit of work ends. */
 const itemRefs = (tenantId: string, ids: string[]) => sql`SELECT i.id, i.item_no AS "itemNo", i.item_kind AS kind, i.is_active AS "isActive",
        i.lot_tracking = 'required' AS "lotTracked", i.serial_tracking = 'required' AS "serialTracked",
-       i.expiry_tracking = 'required' AS "expiryTracked", i.base_uom_id AS "baseUomId", u.decimals
+       i.expiry_tracking = 'required' AS "expiryTracked", i.base_uom_id AS "baseUomId", u.decimals, i.version
   FROM items i JOIN uoms u ON u.tenant_id = i.tenant_id AND u.id = i.base_uom_id
  WHERE i.tenant_id = ${tenantId} AND i.id = ANY(${ids}::uuid[])
    FOR KEY SHARE OF i`;
 
 /** Locations by id with their facility's active flag. */
-const locationRefs = (tenantId: string, ids: string[]) => sql`SELECT l.id, l.facility_id AS "facilityId", l.code, l.is_active AS "isActive", f.is_active AS "facilityActive"
+const locationRefs = (tenantId: string, ids: string[]) => sql`SELECT l.id, l.facility_id AS "facilityId", l.code, l.is_active AS "isActive", f.is_active AS "facilityActive",
+       l.version, f.version AS "facilityVersion"
   FROM locations l JOIN facilities f ON f.tenant_id = l.tenant_id AND f.id = l.facility_id
  WHERE l.tenant_id = ${tenantId} AND l.id = ANY(${ids}::uuid[])`;
 

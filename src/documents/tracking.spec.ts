@@ -12,6 +12,7 @@ const item = (over: Partial<ItemRef> = {}): ItemRef => ({
   isActive: true,
   lotTracked: false,
   serialTracked: false,
+  version: 1,
   expiryTracked: false,
   baseUomId: 'uom-ea',
   decimals: 0,

@@ -12,6 +12,7 @@ import { Journal } from './ledger/journal.sql';
 import { LedgerService } from './ledger/ledger.service';
 import { Lots } from './ledger/lots.sql';
 import { PostingLines } from './ledger/posting-lines';
+import { PostingFacts } from './ledger/posting-facts';
 import { Serials } from './ledger/serials.sql';
 import { PoliciesController } from './policies/policies.controller';
 import { PoliciesService } from './policies/policies.service';
@@ -24,7 +25,7 @@ import { TransfersController } from './transfers/transfers.controller';
 import { TransfersService } from './transfers/transfers.service';
 
 /** The ledger's parts: only the facade (LedgerService) and the Journal's reads leave this module. */
-const LEDGER = [LedgerService, DirectPostings, Counters, Lots, Serials, PostingLines, Journal, Holds, Allocations, Issues, ExpiryJob];
+const LEDGER = [LedgerService, DirectPostings, Counters, Lots, Serials, PostingLines, PostingFacts, Journal, Holds, Allocations, Issues, ExpiryJob];
 
 /** Inventory: the ledger (LedgerService, exported for procurement, sales and production) and its endpoints. */
 @Module({

@@ -110,12 +110,28 @@ describe('round trips per request', () => {
     expect(replay.body).toEqual(first!.body);
   });
 
-  it('the first posting to a new balance goes the full way: the one statement writes nothing, then the look-ups, the counter rows created at zero and locked, the journal with the COMMIT', async () => {
+  it('the first posting of an item the process has not checked yet goes the full way at once: look-ups, the counter rows created at zero and locked, the journal with the COMMIT', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
     let created: { body: { data: { txnNo: string } } } | undefined;
     const statements = await statementsOf(async () => {
       created = await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
+    });
+    expect(statements.filter((q) => /^WITH k AS/.test(q))).toEqual([]);
+    expect(statements[0]).toMatch(/^BEGIN; SET LOCAL ROLE/);
+    expect(statements.some((q) => /INSERT INTO balances[\s\S]*ON CONFLICT[\s\S]*INSERT INTO inventory_positions/.test(q))).toBe(true);
+    expect(statements.at(-1)).toBe('COMMIT');
+    expect(created!.body.data.txnNo).toBe('TX-000001');
+  });
+
+  it('a posting to a new balance of a checked item goes the full way: the one statement writes nothing, then the look-ups, the counter rows created at zero and locked, the journal with the COMMIT', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    // The item, location and statuses are now known to the process (PostingFacts): Available stock exists.
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
+    let created: { body: { data: { txnNo: string } } } | undefined;
+    const statements = await statementsOf(async () => {
+      created = await adjust(t, { itemId: f.item.id, locationId: f.location.id, statusId: f.status('QUARANTINE'), qtyDelta: 5 });
     });
     expect(statements).toHaveLength(8);
     expect(statements[0]).toMatch(/^BEGIN; SET LOCAL ROLE/);
@@ -127,7 +143,20 @@ describe('round trips per request', () => {
     expect(statements[5]).toMatch(/INSERT INTO balances[\s\S]*ON CONFLICT[\s\S]*INSERT INTO inventory_positions/);
     expect(statements[7]).toBe('COMMIT');
     // the number the first statement did not take is not skipped
-    expect(created!.body.data.txnNo).toBe('TX-000001');
+    expect(created!.body.data.txnNo).toBe('TX-000002');
+  });
+
+  it('a change of the item since the process checked it sends the posting the full way (the one statement checks the versions)', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
+    // Deactivated: the item's version moves on; the process still remembers it active.
+    await t.patch(`/v1/items/${f.item.id}`, { isActive: false }).expect(200);
+    const statements = await statementsOf(() => t.post('/v1/inventory/adjustments', { itemId: f.item.id, locationId: f.location.id, qtyDelta: 1, reason: 'inactive' }).expect(409));
+    // The one statement was tried on the remembered facts, wrote nothing (the version differs), and the
+    // full way answered from fresh ones.
+    expect(statements.filter((q) => /^WITH k AS/.test(q))).toHaveLength(1);
+    expect(statements.findIndex((q) => /^WITH i AS/.test(q))).toBeGreaterThan(statements.findIndex((q) => /^WITH k AS/.test(q)));
   });
 
   it('a posting the one statement cannot judge (a lot, serials) goes the full way at once: look-ups, then the journal with the COMMIT', async () => {
@@ -191,6 +220,8 @@ describe('round trips per request', () => {
       const lots = await inventoryFixture(t, { items: [{ lotTracking: 'required' }] });
       const direct = /^WITH k AS \(/; // an adjustment's one statement
       const journal = /^WITH counter_b AS[\s\S]*INSERT INTO ledger_transactions/; // the full way's (a lot by number)
+      // The item is checked once the full way (PostingFacts): from then on its adjustments are one statement.
+      await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 3 });
       const before = await Promise.all([direct, journal].map(plans));
       // Inbound and outbound, one after another: more than the five custom plans PostgreSQL tries before it
       // would choose by cost (and it would keep choosing custom plans for these statements).

@@ -4,12 +4,14 @@ import { constraintOf } from '../../common/errors';
 import { GENERIC, query, raw, Sql, sql } from '../../database/sql';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
 import { nextNumberSql } from '../../documents/numbering.sql';
-import { qty as toQty, sql as decimalText } from '../../documents/quantity';
+import { sql as decimalText } from '../../documents/quantity';
 import { Settings } from '../../config/settings';
 import { Metrics } from '../../metrics/metrics';
 import { COUNTER_CONSTRAINTS, LOT_KEY } from './counters.sql';
 import { LAPSED } from './lapsed.sql';
-import { Ending, isIssue, Posting, PostingLine } from './posting';
+import { Ending, isIssue, Posting } from './posting';
+import { PostingFacts } from './posting-facts';
+import { PostingLines, ResolvedLine } from './posting-lines';
 import { LineRow, TransactionRow, transactionView, TransactionView } from './views';
 
 /** A UUID as PostgreSQL prints it: lower-case. */
@@ -17,25 +19,28 @@ const DB_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 type DirectRow = TransactionRow & { item_id: string; location_id: string; status_id: string };
 
-/** A posting the direct way can take: one free line with no lot or serials, the last work of its unit of work. */
-type DirectPosting = Posting & { lines: [PostingLine] };
+/** A posting the direct way takes: its one line checked, in memory, by the full way's own rules. */
+export interface DirectPlan {
+  posting: Posting;
+  line: ResolvedLine;
+}
 
 /**
  * The direct way for the commonest posting — one free line without lot or serials, nothing after it in
  * the unit of work (a stock adjustment): one statement, sent with the unit of work's opening and its
  * COMMIT, so the request costs one round trip to the database and its counter rows are locked only
- * while that statement runs and commits. The statement looks up what the full way checks (item,
- * location and facility, status, balance, position, expired holds in the way) and writes the counters,
- * the TX number, the header and the line only when all of it certainly passes: the item a stock item
- * without lot or serial tracking (active for new work), the quantity within its unit's decimals, the
- * location and its facility active for new work, the status known, the balance (and the position of an
- * Available status) existing with enough stock, no expired hold to release for an outbound line.
+ * while that statement runs and commits.
  *
- * Otherwise it writes nothing and the unit of work runs again the full way (`LostRace`), which gives
- * the exact answer: the error with its details, or a posting that needs more (counter rows created, a
- * hold released). So these conditions must only ever be stricter than the full way's checks, never
- * looser; the CHECK constraints on the counters remain the last word under concurrency (a lost race is
- * run again the same way).
+ * The line's rules are the full way's (PostingLines.checkLine, the one definition), run in memory on the
+ * master data the full way last looked up for this item and location (PostingFacts); the statement then
+ * writes the counters, the TX number, the header and the line only when the item, the location and its
+ * facility still have the versions those facts were read at, and what only the database knows holds: the
+ * balance (and the position of an Available status) exists with enough stock, and no expired hold is in
+ * the way of an outbound line. Otherwise it writes nothing and the unit of work runs again the full way
+ * (`LostRace`), which gives the exact answer: the error with its details, or a posting that needs more
+ * (counter rows created, a hold released). A line whose facts are not known yet, or which the rules
+ * refuse, goes the full way from the start (its error then comes from fresh data). The CHECK constraints
+ * on the counters remain the last word under concurrency (a lost race is run again the same way).
  */
 @Injectable()
 export class DirectPostings {
@@ -43,32 +48,35 @@ export class DirectPostings {
 
   constructor(
     private readonly uow: UnitOfWork,
+    private readonly lines: PostingLines,
+    private readonly facts: PostingFacts,
     @Optional() private readonly metrics?: Metrics,
     @Optional() settings?: Settings,
   ) {
     this.enabled = settings?.LEDGER_DIRECT_POSTINGS ?? true;
   }
 
-  /** Whether `posting` may go the direct way (on the first attempt of its unit of work, nothing after it). */
-  accepts(posting: Posting, ending: Ending): posting is DirectPosting {
-    if (!this.enabled || !ending.last || posting.lines.length !== 1 || !this.uow.optimistic) return false;
+  /** The direct way's plan for `posting` (on the first attempt of its unit of work, nothing after it), or undefined. */
+  plan(posting: Posting, ending: Ending): DirectPlan | undefined {
+    if (!this.enabled || !ending.last || posting.lines.length !== 1 || !this.uow.optimistic) return undefined;
     const [line] = posting.lines;
-    if (isIssue(line) || line.lotId || line.lotNo || line.expiryDate || line.serialNos?.length || line.pickSerials) return false;
+    if (isIssue(line) || line.lotId || line.lotNo || line.expiryDate || line.serialNos?.length || line.pickSerials) return undefined;
     // Ids as the database prints them (the full way compares them as strings); anything else goes the full way.
-    if (!DB_UUID.test(line.itemId) || !DB_UUID.test(line.locationId) || (line.statusId != null && !DB_UUID.test(line.statusId))) return false;
+    if (!DB_UUID.test(line.itemId) || !DB_UUID.test(line.locationId) || (line.statusId != null && !DB_UUID.test(line.statusId))) return undefined;
+    const refs = this.facts.lookup(this.uow.tenantId, line.itemId, line.locationId);
+    if (!refs) return undefined;
     try {
-      const q = toQty(line.qty);
-      return q.isFinite() && !q.isZero();
+      const checked = this.lines.checkLine(line, refs, posting.startsWork ? 'new' : 'committed');
+      return checked.qty.isFinite() && !checked.serialNos.length ? { posting, line: checked } : undefined;
     } catch {
-      return false; // not a number: the full way says so
+      return undefined; // refused on what was known: the full way says so with fresh facts
     }
   }
 
-  async post(posting: DirectPosting): Promise<TransactionView> {
-    const [line] = posting.lines;
+  async post({ posting, line }: DirectPlan): Promise<TransactionView> {
     const id = randomUUID();
-    const qty = decimalText(toQty(line.qty));
-    const statement = direct(this.uow.tenantId, { itemId: line.itemId, locationId: line.locationId, statusId: line.statusId ?? null, qty, startsWork: !!posting.startsWork }, {
+    const qty = decimalText(line.qty);
+    const statement = direct(this.uow.tenantId, line, qty, {
       id, type: posting.type, postedBy: this.uow.userId, reason: posting.reason ?? null, sourceType: posting.sourceType ?? null, sourceId: posting.sourceId ?? null,
     });
     const send = () => query<DirectRow[]>(this.uow.manager, statement, GENERIC);
@@ -95,26 +103,23 @@ export class DirectPostings {
 }
 
 /**
- * The line (`qty` a numeric string; no status: AVAILABLE; `startsWork`: new work) and the header. `ok` is
- * the line when every condition holds, else empty, and every write reads it. Locks in the ledger's order:
- * the item (key share, as the full way's look-ups), then the balance, the position, the TX number.
+ * The checked line (`qty` its numeric text) and the header. `k` is the line only while its item, location
+ * and facility still have the versions it was checked at; `ok` is the line when the stock conditions hold
+ * too, else empty, and every write reads it. Locks in the ledger's order: the item (key share, as the full
+ * way's look-ups), then the balance, the position, the TX number.
  */
 const direct = (
   tenantId: string,
-  line: { itemId: string; locationId: string; statusId: string | null; qty: string; startsWork: boolean },
+  line: ResolvedLine,
+  qty: string,
   header: { id: string; type: string; postedBy: string; reason: string | null; sourceType: string | null; sourceId: string | null },
 ): Sql => sql`WITH k AS (
-  SELECT i.id AS item_id, loc.facility_id, loc.id AS location_id, st.id AS status_id, st.is_available, ${line.qty}::numeric AS qty
+  SELECT i.id AS item_id, loc.facility_id, loc.id AS location_id, st.id AS status_id, st.is_available, ${qty}::numeric AS qty
     FROM items i
-    JOIN uoms u ON u.tenant_id = i.tenant_id AND u.id = i.base_uom_id
-    JOIN locations loc ON loc.tenant_id = ${tenantId} AND loc.id = ${line.locationId}
-    JOIN facilities f ON f.tenant_id = ${tenantId} AND f.id = loc.facility_id
-    JOIN stock_statuses st ON st.tenant_id = ${tenantId}
-                          AND st.id = coalesce(${line.statusId}::uuid, (SELECT s.id FROM stock_statuses s WHERE s.tenant_id = ${tenantId} AND s.code = 'AVAILABLE'))
-   WHERE i.tenant_id = ${tenantId} AND i.id = ${line.itemId} AND i.item_kind = 'stock'
-     AND i.lot_tracking <> 'required' AND i.serial_tracking <> 'required' AND i.expiry_tracking <> 'required'
-     AND scale(trim_scale(${line.qty}::numeric)) <= u.decimals
-     AND (NOT ${line.startsWork}::boolean OR (i.is_active AND loc.is_active AND f.is_active))
+    JOIN locations loc ON loc.tenant_id = ${tenantId} AND loc.id = ${line.location.id} AND loc.version = ${line.location.version}
+    JOIN facilities f ON f.tenant_id = ${tenantId} AND f.id = loc.facility_id AND f.version = ${line.location.facilityVersion}
+    JOIN stock_statuses st ON st.tenant_id = ${tenantId} AND st.id = ${line.status.id}
+   WHERE i.tenant_id = ${tenantId} AND i.id = ${line.item.id} AND i.version = ${line.item.version}
      FOR KEY SHARE OF i),
 ok AS MATERIALIZED (
   SELECT k.*, b.id AS balance_id

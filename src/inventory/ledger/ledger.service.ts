@@ -79,7 +79,8 @@ export class LedgerService {
       ],
     };
     const ending: Ending = { last: true };
-    if (this.direct.accepts(posting, ending)) return this.atomic(() => this.direct.post(posting));
+    const direct = this.direct.plan(posting, ending);
+    if (direct) return this.atomic(() => this.direct.post(direct));
     return this.atomic(() => this.write(posting, undefined, ending));
   }
 

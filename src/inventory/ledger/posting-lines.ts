@@ -3,7 +3,9 @@ import Decimal from 'decimal.js';
 import { ErrorDetail, invalidField } from '../../common/errors';
 import { UUID_PATTERN } from '../../common/uuid';
 import { qty as toQty } from '../../documents/quantity';
-import { at, CatalogRefs, ItemRef, LocationRef, StatusRef } from '../../documents/references.sql';
+import { at, CatalogRefs, ItemRef, LocationRef, StatusRef, Use } from '../../documents/references.sql';
+import { UnitOfWork } from '../../database/unit-of-work';
+import { LineRefs, PostingFacts } from './posting-facts';
 import { checkBaseDecimals, checkLot, checkSerials } from '../../documents/tracking';
 import { shortage } from './counter-changes';
 import { CounterRows, Counters } from './counters.sql';
@@ -55,6 +57,8 @@ export class PostingLines {
     private readonly refs: CatalogRefs,
     private readonly lots: Lots,
     private readonly counters: Counters,
+    private readonly facts: PostingFacts,
+    private readonly uow: UnitOfWork,
   ) {}
 
   /**
@@ -79,20 +83,8 @@ export class PostingLines {
       lines.map((l) => l.locationId),
       prelock ? this.counters.prelock(keys, !optimistic) : undefined,
     );
-    const resolved = lines.map((line): ResolvedLine => {
-      const f = line.field;
-      const qtyField = line.qtyField ?? 'qty';
-      const item = this.refs.stockItem(items, line.itemId, at(f, 'itemId'), use);
-      const location: LocationRef = this.refs.location(locations, line.locationId, at(f, 'locationId'), use);
-      const status = this.refs.status(statuses, line.statusId, at(f, 'statusId'));
-      const qty = toQty(line.qty);
-      if (qty.isZero()) throw invalidField(at(f, qtyField), 'must not be 0');
-      checkBaseDecimals(item, qty, at(f, qtyField));
-      const pickSerials = !!line.pickSerials && qty.lt(0);
-      const serialNos = checkSerials(item, qty, line.serialNos, f, { qtyField, mayPick: pickSerials });
-      checkLot(item, line, f);
-      return { field: f, qtyField, item, location, status, lot: null, qty, allocatedDelta: line.allocatedDelta ?? toQty(0), serialNos, pickSerials };
-    });
+    const refs = { items, locations, statuses };
+    const resolved = lines.map((line) => this.checkLine(line, refs, use));
     const lots = await this.lots.resolve(
       resolved.map((r, i) => ({ item: r.item, lotId: lines[i].lotId, lotNo: lines[i].lotNo, expiryDate: lines[i].expiryDate, field: r.field })),
       (i) => resolved[i].qty.gt(0),
@@ -103,6 +95,30 @@ export class PostingLines {
       if (lot === undefined) throw shortage([{ ...lineDetail(r, r.qty.abs(), toQty(0)), message: `no stock of lot ${lines[i].lotNo}` }]);
       r.lot = lot;
     });
+    // What these lines were checked against, for the one-statement adjustment (PostingFacts).
+    this.facts.remember(this.uow.tenantId, refs);
     return { resolved, known };
+  }
+
+  /**
+   * A line's rules, in memory, against the master data it names: a known stock item, active for new work
+   * (as its location and facility), a known status, a quantity other than 0 within the base unit's
+   * decimals, serial numbers and lot as the item's tracking asks. The one definition of them: the full
+   * path runs it on what it just looked up, the one-statement adjustment on what the full path last
+   * looked up (PostingFacts), whose versions its statement checks.
+   */
+  checkLine(line: ConcreteLine, refs: LineRefs, use: Use): ResolvedLine {
+    const f = line.field;
+    const qtyField = line.qtyField ?? 'qty';
+    const item = this.refs.stockItem(refs.items, line.itemId, at(f, 'itemId'), use);
+    const location: LocationRef = this.refs.location(refs.locations, line.locationId, at(f, 'locationId'), use);
+    const status = this.refs.status(refs.statuses, line.statusId, at(f, 'statusId'));
+    const qty = toQty(line.qty);
+    if (qty.isZero()) throw invalidField(at(f, qtyField), 'must not be 0');
+    checkBaseDecimals(item, qty, at(f, qtyField));
+    const pickSerials = !!line.pickSerials && qty.lt(0);
+    const serialNos = checkSerials(item, qty, line.serialNos, f, { qtyField, mayPick: pickSerials });
+    checkLot(item, line, f);
+    return { field: f, qtyField, item, location, status, lot: null, qty, allocatedDelta: line.allocatedDelta ?? toQty(0), serialNos, pickSerials };
   }
 }
