@@ -15,21 +15,22 @@ export interface InvariantCheck {
 /** A numeric zero with the quantities' scale, for sums that are empty on one side. */
 const ZERO = '0::numeric(20,6)';
 
+/**
+ * Every check is written without joins between the two sides it compares (rows of each side, summed per
+ * key at the top: UNION ALL and GROUP BY, not a FULL JOIN), so verifyLedger's tenant filter on the
+ * grouping key reaches every scan: one tenant's check reads that tenant's rows, not the whole database.
+ */
 export const INVARIANT_CHECKS: InvariantCheck[] = [
   {
     name: 'balance_equals_ledger',
     description: "every balance's qtyOnHand equals the sum of its ledger lines",
     sql: `
-      WITH ledger AS (
-        SELECT tenant_id, item_id, location_id, lot_id, status_id, sum(qty_delta) AS qty
-          FROM ledger_lines GROUP BY tenant_id, item_id, location_id, lot_id, status_id)
-      SELECT coalesce(b.tenant_id, l.tenant_id) AS tenant_id, coalesce(b.item_id, l.item_id) AS item_id,
-             coalesce(b.location_id, l.location_id) AS location_id, coalesce(b.lot_id, l.lot_id) AS lot_id,
-             coalesce(b.status_id, l.status_id) AS status_id, b.qty_on_hand AS balance, l.qty AS ledger
-        FROM balances b
-        FULL JOIN ledger l ON l.tenant_id = b.tenant_id AND l.item_id = b.item_id AND l.location_id = b.location_id
-                          AND l.lot_id IS NOT DISTINCT FROM b.lot_id AND l.status_id = b.status_id
-       WHERE coalesce(b.qty_on_hand, 0) <> coalesce(l.qty, 0)`,
+      SELECT tenant_id, item_id, location_id, lot_id, status_id, sum(balance) AS balance, sum(ledger) AS ledger
+        FROM (SELECT tenant_id, item_id, location_id, lot_id, status_id, qty_on_hand AS balance, ${ZERO} AS ledger FROM balances
+              UNION ALL
+              SELECT tenant_id, item_id, location_id, lot_id, status_id, ${ZERO}, qty_delta FROM ledger_lines) x
+       GROUP BY tenant_id, item_id, location_id, lot_id, status_id
+      HAVING sum(balance) <> sum(ledger)`,
   },
   {
     name: 'balance_not_negative',
@@ -66,26 +67,20 @@ export const INVARIANT_CHECKS: InvariantCheck[] = [
     name: 'position_matches_balances_and_holds',
     description: 'per (item, facility): the position counters equal Available on hand, allocations and open unallocated reservations',
     sql: `
-      WITH on_hand AS (
-        SELECT b.tenant_id, b.item_id, b.facility_id, sum(b.qty_on_hand) AS on_hand, sum(b.qty_allocated) AS allocated
-          FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
-         GROUP BY b.tenant_id, b.item_id, b.facility_id),
-      reserved AS (
-        SELECT tenant_id, item_id, facility_id, sum(qty - qty_allocated - qty_fulfilled) AS reserved
-          FROM reservations WHERE status IN ('open', 'allocated') GROUP BY tenant_id, item_id, facility_id),
-      expected AS (
-        SELECT coalesce(o.tenant_id, r.tenant_id) AS tenant_id, coalesce(o.item_id, r.item_id) AS item_id,
-               coalesce(o.facility_id, r.facility_id) AS facility_id, coalesce(o.on_hand, 0) AS on_hand,
-               coalesce(o.allocated, 0) AS allocated, coalesce(r.reserved, 0) AS reserved
-          FROM on_hand o FULL JOIN reserved r ON r.tenant_id = o.tenant_id AND r.item_id = o.item_id AND r.facility_id = o.facility_id)
-      SELECT coalesce(p.tenant_id, e.tenant_id) AS tenant_id, coalesce(p.item_id, e.item_id) AS item_id,
-             coalesce(p.facility_id, e.facility_id) AS facility_id,
-             p.qty_available_on_hand, e.on_hand, p.qty_allocated, e.allocated, p.qty_reserved, e.reserved
-        FROM inventory_positions p
-        FULL JOIN expected e ON e.tenant_id = p.tenant_id AND e.item_id = p.item_id AND e.facility_id = p.facility_id
-       WHERE coalesce(p.qty_available_on_hand, 0) <> coalesce(e.on_hand, 0)
-          OR coalesce(p.qty_allocated, 0) <> coalesce(e.allocated, 0)
-          OR coalesce(p.qty_reserved, 0) <> coalesce(e.reserved, 0)`,
+      SELECT tenant_id, item_id, facility_id,
+             sum(p_on_hand) AS qty_available_on_hand, sum(on_hand) AS on_hand, sum(p_allocated) AS qty_allocated,
+             sum(allocated) AS allocated, sum(p_reserved) AS qty_reserved, sum(reserved) AS reserved
+        FROM (SELECT tenant_id, item_id, facility_id, qty_available_on_hand AS p_on_hand, qty_allocated AS p_allocated,
+                     qty_reserved AS p_reserved, ${ZERO} AS on_hand, ${ZERO} AS allocated, ${ZERO} AS reserved
+                FROM inventory_positions
+              UNION ALL
+              SELECT b.tenant_id, b.item_id, b.facility_id, 0, 0, 0, b.qty_on_hand, b.qty_allocated, 0
+                FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
+              UNION ALL
+              SELECT tenant_id, item_id, facility_id, 0, 0, 0, 0, 0, qty - qty_allocated - qty_fulfilled
+                FROM reservations WHERE status IN ('open', 'allocated')) x
+       GROUP BY tenant_id, item_id, facility_id
+      HAVING sum(p_on_hand) <> sum(on_hand) OR sum(p_allocated) <> sum(allocated) OR sum(p_reserved) <> sum(reserved)`,
   },
   {
     name: 'holds_within_available',
@@ -97,26 +92,25 @@ export const INVARIANT_CHECKS: InvariantCheck[] = [
     name: 'serials_match_balances',
     description: 'serial-tracked items: serials in stock per (item, location, lot, status) equal the balance',
     sql: `
-      WITH s AS (
-        SELECT tenant_id, item_id, location_id, lot_id, status_id, count(*) AS n FROM serials WHERE in_stock
-         GROUP BY tenant_id, item_id, location_id, lot_id, status_id)
-      SELECT coalesce(b.tenant_id, s.tenant_id) AS tenant_id, coalesce(b.item_id, s.item_id) AS item_id,
-             coalesce(b.location_id, s.location_id) AS location_id, b.qty_on_hand, s.n AS serials_in_stock
-        FROM (SELECT b.* FROM balances b JOIN items i ON i.tenant_id = b.tenant_id AND i.id = b.item_id
-               WHERE i.serial_tracking = 'required') b
-        FULL JOIN s ON s.tenant_id = b.tenant_id AND s.item_id = b.item_id AND s.location_id = b.location_id
-                   AND s.lot_id IS NOT DISTINCT FROM b.lot_id AND s.status_id = b.status_id
-       WHERE coalesce(b.qty_on_hand, 0) <> coalesce(s.n, 0)`,
+      SELECT tenant_id, item_id, location_id, sum(qty) AS qty_on_hand, sum(n) AS serials_in_stock
+        FROM (SELECT b.tenant_id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand AS qty, 0 AS n
+                FROM balances b JOIN items i ON i.tenant_id = b.tenant_id AND i.id = b.item_id
+               WHERE i.serial_tracking = 'required'
+              UNION ALL
+              SELECT tenant_id, item_id, location_id, lot_id, status_id, 0, 1 FROM serials WHERE in_stock) x
+       GROUP BY tenant_id, item_id, location_id, lot_id, status_id
+      HAVING sum(qty) <> sum(n)`,
   },
   {
     name: 'transactions_match_tx_counter',
     description: "a tenant's TX number counter equals its number of ledger transactions (the unfiltered list's count)",
     sql: `
-      WITH t AS (SELECT tenant_id, count(*) AS n FROM ledger_transactions GROUP BY tenant_id),
-           q AS (SELECT tenant_id, last_value FROM document_sequences WHERE prefix = 'TX')
-      SELECT coalesce(t.tenant_id, q.tenant_id) AS tenant_id, t.n AS transactions, q.last_value AS tx_counter
-        FROM t FULL JOIN q ON q.tenant_id = t.tenant_id
-       WHERE coalesce(t.n, 0) <> coalesce(q.last_value, 0)`,
+      SELECT tenant_id, sum(n) AS transactions, sum(counter) AS tx_counter
+        FROM (SELECT tenant_id, 1 AS n, 0 AS counter FROM ledger_transactions
+              UNION ALL
+              SELECT tenant_id, 0, last_value FROM document_sequences WHERE prefix = 'TX') x
+       GROUP BY tenant_id
+      HAVING sum(n) <> sum(counter)`,
   },
   {
     name: 'documents_match_postings',
