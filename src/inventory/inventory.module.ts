@@ -14,6 +14,8 @@ import { Lots } from './ledger/lots.sql';
 import { PostingLines } from './ledger/posting-lines';
 import { PostingFacts } from './ledger/posting-facts';
 import { Serials } from './ledger/serials.sql';
+import { MovesController } from './moves/moves.controller';
+import { MovesService } from './moves/moves.service';
 import { PoliciesController } from './policies/policies.controller';
 import { PoliciesService } from './policies/policies.service';
 import { ReservationsController } from './reservations/reservations.controller';
@@ -29,8 +31,8 @@ const LEDGER = [LedgerService, DirectPostings, Counters, Lots, Serials, PostingL
 
 /** Inventory: the ledger (LedgerService, exported for procurement, sales and production) and its endpoints. */
 @Module({
-  controllers: [AdjustmentsController, StockController, ReservationsController, TransfersController, CountSessionsController, PoliciesController],
-  providers: [...LEDGER, StockService, StatusesService, ReservationsService, TransfersService, CountSessionsService, PoliciesService],
+  controllers: [AdjustmentsController, StockController, ReservationsController, TransfersController, CountSessionsController, PoliciesController, MovesController],
+  providers: [...LEDGER, StockService, StatusesService, ReservationsService, TransfersService, CountSessionsService, PoliciesService, MovesService],
   exports: [LedgerService],
 })
 export class InventoryModule {}

@@ -1,8 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { newTenant, startApp, testDatabaseUrl, TestContext } from '../support/app';
-import { DIST_DIR } from '../support/dist';
+import { DIST_DIR, fromDist } from '../support/dist';
 import { adjust, inventoryFixture } from '../support/fixtures';
+
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 
 /** `npm run ledger:verify` finds drift by SQL, names the rows, and exits non-zero. */
 describe('ledger:verify', () => {
@@ -54,6 +57,37 @@ describe('ledger:verify', () => {
     expect(counter.status).toBe(1);
     expect(counter.stdout).toMatch(/FAIL transactions_match_tx_counter/);
     await ctx.db.query(`UPDATE document_sequences SET last_value = last_value - 1 WHERE tenant_id = $1 AND prefix = 'TX'`, [t.tenantId]);
+    expect(verify(t.tenantId).status).toBe(0);
+  });
+
+  it('reports a move whose lines do not net to zero per item, facility and lot', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
+    const moved = (await t.post('/v1/inventory/moves', { lines: [{ itemId: f.item.id, fromLocationId: f.location.id, toLocationId: f.locations[1].id, qty: 2 }] }).expect(201)).body.data;
+    expect(verify(t.tenantId).status).toBe(0);
+
+    // A third line slipped into the move (as the superuser, below the service), its balance drifted with
+    // it so that only the move's own check sees it; rolled back afterwards (the ledger is append-only).
+    const runner = ctx.db.createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    try {
+      await runner.query(
+        `INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta)
+         SELECT tenant_id, transaction_id, 3, item_id, facility_id, location_id, lot_id, status_id, 1 FROM ledger_lines
+          WHERE tenant_id = $1 AND transaction_id = $2 AND line_no = 2`,
+        [t.tenantId, moved.id],
+      );
+      await runner.query(`UPDATE balances SET qty_on_hand = qty_on_hand + 1 WHERE tenant_id = $1 AND location_id = $2`, [t.tenantId, f.locations[1].id]);
+      await runner.query(`UPDATE inventory_positions SET qty_available_on_hand = qty_available_on_hand + 1 WHERE tenant_id = $1`, [t.tenantId]);
+      const violations = await verifyLedger((text, params) => runner.query(text, params), t.tenantId);
+      expect(violations.map((v) => v.check)).toEqual(['moves_net_zero']);
+      expect(violations[0].rows).toEqual([expect.objectContaining({ transaction_id: moved.id, txn_no: moved.txnNo, item_id: f.item.id, lot_id: null })]);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
     expect(verify(t.tenantId).status).toBe(0);
   });
 

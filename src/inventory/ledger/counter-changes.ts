@@ -57,12 +57,26 @@ export type MergedPosition = Required<Omit<PositionDelta, 'detail'>> & Pick<Posi
 export const sortBy = <T>(xs: T[], key: (x: T) => string): T[] =>
   [...new Map(xs.map((x) => [key(x), x])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, x]) => x);
 
+/**
+ * Whom a shortage of a key merged from several deltas names: the first delta of the key that takes stock
+ * out (a move's −line, rather than the +line of another request line that brought stock in), else the
+ * first with a detail. `takers`: the keys whose detail is already a taker's.
+ */
+function mergedDetail<D extends { onHand?: Decimal; detail?: BalanceDelta['detail'] }>(sofar: D['detail'], d: D, key: string, takers: Set<string>): D['detail'] {
+  if (takers.has(key) || !d.onHand?.lt(0) || !d.detail) return sofar ?? d.detail;
+  takers.add(key);
+  return d.detail;
+}
+
 /** Balance deltas summed per key, in lock order, without the ones that change nothing. */
 export function mergeBalances(deltas: BalanceDelta[]): BalanceDelta[] {
   const merged = new Map<string, BalanceDelta>();
+  const takers = new Set<string>();
   for (const d of deltas) {
-    const e = merged.get(balanceKey(d));
-    merged.set(balanceKey(d), e ? { ...e, onHand: e.onHand.plus(d.onHand), allocated: e.allocated.plus(d.allocated), detail: e.detail ?? d.detail } : d);
+    const key = balanceKey(d);
+    const e = merged.get(key);
+    const detail = mergedDetail(e?.detail, d, key, takers);
+    merged.set(key, e ? { ...e, onHand: e.onHand.plus(d.onHand), allocated: e.allocated.plus(d.allocated), detail } : d);
   }
   return sortBy([...merged.values()], balanceKey).filter((d) => !d.onHand.isZero() || !d.allocated.isZero());
 }
@@ -70,14 +84,16 @@ export function mergeBalances(deltas: BalanceDelta[]): BalanceDelta[] {
 /** Position deltas summed per key, in lock order, without the ones that change nothing. */
 export function mergePositions(deltas: PositionDelta[]): MergedPosition[] {
   const merged = new Map<string, MergedPosition>();
+  const takers = new Set<string>();
   for (const d of deltas) {
-    const e = merged.get(positionKey(d)) ?? { itemId: d.itemId, facilityId: d.facilityId, onHand: zero, allocated: zero, reserved: zero, detail: d.detail };
-    merged.set(positionKey(d), {
+    const key = positionKey(d);
+    const e = merged.get(key) ?? { itemId: d.itemId, facilityId: d.facilityId, onHand: zero, allocated: zero, reserved: zero, detail: undefined };
+    merged.set(key, {
       ...e,
       onHand: e.onHand.plus(d.onHand ?? zero),
       allocated: e.allocated.plus(d.allocated ?? zero),
       reserved: e.reserved.plus(d.reserved ?? zero),
-      detail: e.detail ?? d.detail,
+      detail: mergedDetail(e.detail, d, key, takers),
     });
   }
   return sortBy([...merged.values()], positionKey).filter((p) => !p.onHand.isZero() || !p.allocated.isZero() || !p.reserved.isZero());

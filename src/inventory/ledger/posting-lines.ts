@@ -84,10 +84,14 @@ export class PostingLines {
       prelock ? this.counters.prelock(keys, !optimistic) : undefined,
     );
     const refs = { items, locations, statuses };
-    const resolved = lines.map((line) => this.checkLine(line, refs, use));
+    // A line's own use, where it states one (a move's outbound line), else the posting's.
+    const resolved = lines.map((line) => this.checkLine(line, refs, line.use ?? use));
+    // An inbound line never creates a lot number that an outbound line of the posting takes stock of (a
+    // move keeps its lot): when that lot does not exist, the outbound line is short of it (409 below).
+    const takenOut = new Set(lines.flatMap((l, i) => (resolved[i].qty.lt(0) && l.lotNo ? [`${l.itemId}|${l.lotNo}`] : [])));
     const lots = await this.lots.resolve(
       resolved.map((r, i) => ({ item: r.item, lotId: lines[i].lotId, lotNo: lines[i].lotNo, expiryDate: lines[i].expiryDate, field: r.field })),
-      (i) => resolved[i].qty.gt(0),
+      (i) => resolved[i].qty.gt(0) && !takenOut.has(`${lines[i].itemId}|${lines[i].lotNo}`),
     );
     resolved.forEach((r, i) => {
       const lot = lots[i];

@@ -1,7 +1,8 @@
 import type Decimal from 'decimal.js';
+import type { Use } from '../../documents/references.sql';
 
 export const TRANSACTION_TYPES = [
-  'adjustment', 'receipt', 'shipment', 'transfer_out', 'transfer_in', 'count', 'production', 'fulfillment',
+  'adjustment', 'receipt', 'shipment', 'transfer_out', 'transfer_in', 'count', 'production', 'fulfillment', 'move',
 ] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
@@ -30,6 +31,12 @@ export interface PostingLine {
   field?: string;
   /** The request's name for `qty` in errors (default `qty`). */
   qtyField?: string;
+  /**
+   * How this line uses its item, location and facility when it differs from the posting's (`startsWork`):
+   * a move's outbound line is `committed` (an inactive source location may be emptied) while its inbound
+   * line starts new work there.
+   */
+  use?: Use;
 }
 
 /**

@@ -113,6 +113,16 @@ export const INVARIANT_CHECKS: InvariantCheck[] = [
       HAVING sum(n) <> sum(counter)`,
   },
   {
+    name: 'moves_net_zero',
+    description: "a move's lines sum to zero per item, facility and lot: it changes where and in which status stock is, never how much, which lot or which facility",
+    sql: `
+      SELECT t.tenant_id, t.id AS transaction_id, t.txn_no, l.item_id, l.facility_id, l.lot_id, sum(l.qty_delta) AS net
+        FROM ledger_transactions t JOIN ledger_lines l ON l.tenant_id = t.tenant_id AND l.transaction_id = t.id
+       WHERE t.type = 'move'
+       GROUP BY t.tenant_id, t.id, t.txn_no, l.item_id, l.facility_id, l.lot_id
+      HAVING sum(l.qty_delta) <> 0`,
+  },
+  {
     name: 'documents_match_postings',
     description: "what documents say they shipped, received and issued equals their ledger postings, per document and item (sales orders' shipments, purchase orders' receipts, work orders' components and output, transfer orders' shipments and receipts)",
     // One row per document line and per ledger line, summed per (tenant, document, item) at the top: no
