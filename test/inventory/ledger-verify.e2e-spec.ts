@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { newTenant, startApp, testDatabaseUrl, TestContext } from '../support/app';
 import { DIST_DIR, fromDist } from '../support/dist';
-import { adjust, inventoryFixture } from '../support/fixtures';
+import { adjust, inventoryFixture, reservationIn, salesOrderIn } from '../support/fixtures';
 
-const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
+const { verifyLedger, INVARIANT_CHECKS } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 
 /** `npm run ledger:verify` finds drift by SQL, names the rows, and exits non-zero. */
 describe('ledger:verify', () => {
@@ -91,9 +91,78 @@ describe('ledger:verify', () => {
     expect(verify(t.tenantId).status).toBe(0);
   });
 
+  /**
+   * Each check catches its own drift: a tenant with stock, an allocated reservation, serials, a move and a
+   * shipped sales order; then, for every check, the database is corrupted in exactly that way (as the
+   * superuser, below the service, in a transaction rolled back afterwards — CHECK constraints that would
+   * refuse the corruption are dropped inside it) and verifyLedger must report that check.
+   */
+  it('reports every kind of drift it checks for, each by its own check', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t, { items: [{}, { serialTracking: 'required' }] });
+    const [plain, serial] = f.items;
+    await adjust(t, { itemId: plain.id, locationId: f.location.id, qtyDelta: 10 });
+    await reservationIn(t, f, 'allocated', { item: plain, qty: 3, stock: false });
+    await adjust(t, { itemId: serial.id, locationId: f.location.id, qtyDelta: 2, serialNos: ['SN-1', 'SN-2'] });
+    await t.post('/v1/inventory/moves', { lines: [{ itemId: plain.id, fromLocationId: f.location.id, toLocationId: f.locations[1].id, qty: 1 }] }).expect(201);
+    const order = await salesOrderIn(t, 'shipped', { facilityId: f.facility.id, itemId: plain.id });
+    expect(await verifyLedger((text, params) => ctx.db.query(text, params), t.tenantId)).toEqual([]);
+
+    const T = t.tenantId;
+    const corruptions: Record<string, string[]> = {
+      balance_equals_ledger: [`UPDATE balances SET qty_on_hand = qty_on_hand + 1 WHERE tenant_id = '${T}' AND item_id = '${plain.id}' AND location_id = '${f.locations[1].id}'`],
+      balance_not_negative: [dropChecks('balances'), `UPDATE balances SET qty_allocated = -1 WHERE tenant_id = '${T}' AND item_id = '${plain.id}' AND location_id = '${f.locations[1].id}'`],
+      allocated_within_on_hand: [dropChecks('balances'), `UPDATE balances SET qty_allocated = qty_on_hand + 1 WHERE tenant_id = '${T}' AND item_id = '${plain.id}' AND location_id = '${f.location.id}'`],
+      balance_allocated_equals_allocations: [dropChecks('allocations'), `UPDATE allocations SET qty = qty + 1 WHERE tenant_id = '${T}' AND status = 'active'`],
+      reservation_allocated_equals_allocations: [dropChecks('reservations'), `UPDATE reservations SET qty_allocated = qty_allocated - 1 WHERE tenant_id = '${T}' AND status = 'allocated'`],
+      position_matches_balances_and_holds: [`UPDATE inventory_positions SET qty_reserved = qty_reserved + 1 WHERE tenant_id = '${T}' AND item_id = '${plain.id}'`],
+      holds_within_available: [dropChecks('inventory_positions'), `UPDATE inventory_positions SET qty_reserved = qty_available_on_hand + 1 WHERE tenant_id = '${T}' AND item_id = '${plain.id}'`],
+      serials_match_balances: [`UPDATE serials SET in_stock = false WHERE tenant_id = '${T}' AND serial_no = 'SN-1'`],
+      transactions_match_tx_counter: [`UPDATE document_sequences SET last_value = last_value + 1 WHERE tenant_id = '${T}' AND prefix = 'TX'`],
+      // The ledger is append-only: a line slipped into the move.
+      moves_net_zero: [
+        `INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta)
+         SELECT l.tenant_id, l.transaction_id, 3, l.item_id, l.facility_id, l.location_id, l.lot_id, l.status_id, 1
+           FROM ledger_lines l JOIN ledger_transactions x ON x.tenant_id = l.tenant_id AND x.id = l.transaction_id
+          WHERE x.type = 'move' AND l.tenant_id = '${T}' AND l.line_no = 2 RETURNING 1`,
+      ],
+      documents_match_postings: [dropChecks('sales_order_lines'), `UPDATE sales_order_lines SET qty_shipped_base = qty_shipped_base + 1 WHERE tenant_id = '${T}' AND sales_order_id = '${order.id}'`],
+    };
+    // Every check of verifyLedger has its corruption here: a new check without one fails this test.
+    expect(Object.keys(corruptions).sort()).toEqual(INVARIANT_CHECKS.map((c) => c.name).sort());
+    for (const [check, statements] of Object.entries(corruptions)) {
+      const runner = ctx.db.createQueryRunner();
+      await runner.connect();
+      await runner.startTransaction();
+      try {
+        for (const statement of statements) {
+          // Each corruption changes a row (one that matched none would prove nothing).
+          const changed = statement.startsWith('DO ') ? ['ddl'] : ((await runner.query(/RETURNING/.test(statement) ? statement : `${statement} RETURNING 1`)) as unknown[]);
+          if (statement.startsWith('DO ')) await runner.query(statement);
+          const rows = Array.isArray(changed[0]) ? (changed[0] as unknown[]) : changed;
+          expect({ check, changed: rows.length > 0 }).toEqual({ check, changed: true });
+        }
+        const reported = (await verifyLedger((text, params) => runner.query(text, params), T)).map((v) => v.check);
+        expect({ check, reported: reported.includes(check) }).toEqual({ check, reported: true });
+      } finally {
+        await runner.rollbackTransaction();
+        await runner.release();
+      }
+    }
+    expect(await verifyLedger((text, params) => ctx.db.query(text, params), T)).toEqual([]);
+  });
+
   it('refuses a malformed tenant argument', () => {
     const res = verify('not-a-uuid');
     expect(res.status).toBe(2);
     expect(res.stderr).toContain('usage: ledger:verify');
   });
 });
+
+/** A statement that drops every CHECK constraint of `table` (inside the test's transaction, rolled back after). */
+function dropChecks(table: string): string {
+  return `DO $$ DECLARE c record; BEGIN
+    FOR c IN SELECT conname FROM pg_constraint WHERE conrelid = '${table}'::regclass AND contype = 'c' LOOP
+      EXECUTE format('ALTER TABLE ${table} DROP CONSTRAINT %I', c.conname);
+    END LOOP; END $$`;
+}
