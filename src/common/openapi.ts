@@ -51,7 +51,7 @@ const SCHEMAS = {
   },
   List: {
     type: 'object',
-    required: ['data', 'count', 'limit', 'offset'],
+    required: ['data', 'count', 'limit', 'offset', 'nextCursor'],
     description: 'A page of records (fields in the operation description), the total count of matches, and the page bounds.',
     properties: {
       data: { type: 'array', items: { type: 'object', additionalProperties: true } },
@@ -153,13 +153,14 @@ export function completeDocument(doc: OpenAPIObject, app: INestApplication): Ope
 /** A page of `item` records (CONTRACT §1). */
 const pageOf = (item: object) => ({
   type: 'object',
-  required: ['data', 'count', 'limit', 'offset'],
+  required: ['data', 'count', 'limit', 'offset', 'nextCursor'],
   additionalProperties: false,
   properties: {
     data: { type: 'array', items: item },
     count: { type: 'integer', minimum: 0, description: 'all records matching the filters' },
     limit: { type: 'integer', minimum: 0 },
     offset: { type: 'integer', minimum: 0 },
+    nextCursor: { type: 'string', nullable: true, description: 'fetches the next page (`after=`), in the same order with the same filters; null on the last page' },
   },
 });
 

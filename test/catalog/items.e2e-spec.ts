@@ -86,7 +86,7 @@ describe('Items', () => {
       expect(got.headers.etag).toBe('"1"');
 
       const list = await t.get('/v1/items').expect(200);
-      expect(list.body).toEqual({ data: [item], count: 1, limit: 50, offset: 0 });
+      expect(list.body).toEqual({ data: [item], count: 1, limit: 50, offset: 0, nextCursor: null });
 
       const [row] = await ctx.db.query(`SELECT created_by, updated_by FROM items WHERE id = $1`, [item.id]);
       expect(row).toEqual({ created_by: subOf(t.token), updated_by: subOf(t.token) });
