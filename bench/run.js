@@ -270,9 +270,8 @@ async function main() {
 }
 
 /**
- * Cursor paging: page 1 of the transactions list and page 10,000 (50 rows a page, so rows 499,951–500,000:
- * the last page of the 1,000,000-line ledger's 500,000 transactions; a shallower last page on a smaller
- * ledger) read by cursor. The cursor comes from the API: the `nextCursor` of page 9,999 read once by
+ * Cursor paging: page 1 of the transactions list and page 10,000 (50 rows a page, so rows 499,951–500,000
+ * of the 1,000,000-line ledger's 505,000 transactions; the last page of a smaller ledger) read by cursor. The cursor comes from the API: the `nextCursor` of page 9,999 read once by
  * offset. Page 10,000 by cursor must equal page 10,000 by offset (checked); then both pages are driven
  * as scenarios, and the single-request times of the deep page by offset and by cursor are printed.
  */
@@ -298,11 +297,11 @@ async function deepCursor(common, large) {
   const path = (suffix) => [{ method: 'GET', path: `/v1/inventory/transactions?limit=${PAGE}${suffix}` }];
   const out = {};
   if (wanted('transactionsFirstPage'))
-    out.transactionsFirstPage = await runScenario('transactionsFirstPage', { label: `GET …/transactions page 1, ${large} lines`, expect: [200], requests: path('') }, common);
+    out.transactionsFirstPage = await runScenario('transactionsFirstPage', { label: `transactions page 1 (${large} lines)`, expect: [200], requests: path('') }, common);
   if (wanted('transactionsDeepCursor'))
     out.transactionsDeepCursor = await runScenario(
       'transactionsDeepCursor',
-      { label: `GET …/transactions page ${n(page)} by cursor, ${large} lines`, expect: [200], requests: path(`&after=${encodeURIComponent(cursor)}`) },
+      { label: `transactions page ${n(page)} by cursor (${large} lines)`, expect: [200], requests: path(`&after=${encodeURIComponent(cursor)}`) },
       common,
     );
   if (out.transactionsDeepCursor) out.transactionsDeepCursor.deep = { page, offsetMs: byOffset.ms, cursorMs: byCursor.ms };
