@@ -451,7 +451,7 @@ describe('Items', () => {
         seen.push(...res.body.data.map((i: { id: string }) => i.id));
       }
       expect(seen).toEqual([...ids].reverse());
-      expect((await t.get('/v1/items?offset=10').expect(200)).body).toEqual({ data: [], count: 5, limit: 50, offset: 10 });
+      expect((await t.get('/v1/items?offset=10').expect(200)).body).toEqual({ data: [], count: 5, limit: 50, offset: 10, nextCursor: null });
 
       for (const q of ['limit=0', 'limit=501', 'limit=abc', 'limit=1.5', 'offset=-1', 'offset=x']) {
         const res = await t.get(`/v1/items?${q}`).expect(400);
