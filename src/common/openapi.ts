@@ -52,12 +52,13 @@ const SCHEMAS = {
   List: {
     type: 'object',
     required: ['data', 'count', 'limit', 'offset', 'nextCursor'],
-    description: 'A page of records (fields in the operation description), the total count of matches, and the page bounds.',
+    description: 'A page of records (fields in the operation description), the total count of matches, the page bounds and the next page\'s cursor.',
     properties: {
       data: { type: 'array', items: { type: 'object', additionalProperties: true } },
       count: { type: 'integer', minimum: 0 },
       limit: { type: 'integer', minimum: 1, maximum: 500 },
       offset: { type: 'integer', minimum: 0 },
+      nextCursor: { type: 'string', nullable: true },
     },
   },
 };

@@ -21,8 +21,8 @@ export class PageQuery {
   @IsOptional() @Transform(toInteger) @IsInt() @Min(0)
   offset: number = 0;
 
-  @ApiPropertyOptional({ description: "the previous page's `nextCursor`: the rows after it, in the same order, with the same filters (not with offset > 0)", maxLength: 2000 })
-  @IsOptional() @IsString() @MaxLength(2000)
+  @ApiPropertyOptional({ description: "the previous page's `nextCursor`: the rows after it, in the same order, with the same filters (not with offset > 0)", maxLength: 4000 })
+  @IsOptional() @IsString() @MaxLength(4000)
   after?: string;
 
   @ApiPropertyOptional({ description: 'case-insensitive substring search' })

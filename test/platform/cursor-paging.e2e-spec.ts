@@ -146,7 +146,7 @@ describe('cursor paging on every paged list (CONTRACT §1)', () => {
       forged({ l: 'balances', k: [null, null, null, null, null], f: {} }),
       forged([1, 2]),
       forged(null),
-      'x'.repeat(2001),
+      'x'.repeat(4001),
     ];
     for (const path of routes) {
       const url = routeWithIds(path, ids);
