@@ -3,7 +3,7 @@
 const { writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
-const ORDER = ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge'];
+const ORDER = ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge', 'transactionsFirstPage', 'transactionsDeepCursor'];
 const fmt = (x, digits = 0) => (x === null || x === undefined || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
 const ratio = (a, b) => (a && b ? a / b : null);
 const mark = (ok) => (ok === null ? 'n/a ' : ok ? 'PASS' : 'MISS');
@@ -49,6 +49,12 @@ function targets({ results: r, baselines: b, servicePeakRss, seedChecks }) {
     // "within 2×": at least half the requests/s, at most twice the p99 (1 ms floor: latencies are whole ms)
     const ok = l.rps >= s.rps / 2 && l.p99 <= 2 * Math.max(1, s.p99);
     t.push({ target: `${l.label}: within 2 × the small ledger`, value: `${fmt(l.rps)} vs ${fmt(s.rps)} req/s, p99 ${fmt(l.p99)} vs ${fmt(s.p99)} ms`, ok });
+  }
+  const [p1, deep] = [r.transactionsFirstPage, r.transactionsDeepCursor];
+  if (p1 && deep) {
+    // Cursor paging: the deep page costs within 2 × page 1 (at least half the requests/s, at most twice the p99)
+    const ok = deep.rps >= p1.rps / 2 && deep.p99 <= 2 * Math.max(1, p1.p99);
+    t.push({ target: `transactions page ${deep.deep ? deep.deep.page.toLocaleString('en-US') : '–'} by cursor: within 2 × page 1`, value: `${fmt(deep.rps)} vs ${fmt(p1.rps)} req/s, p99 ${fmt(deep.p99)} vs ${fmt(p1.p99)} ms`, ok });
   }
   const ship = r.shipLarge;
   if (ship) {

@@ -237,7 +237,7 @@ async function main() {
   }
 
   let growCheck = null;
-  if (wanted('transactionsLarge') || wanted('availabilityLarge')) {
+  if (wanted('transactionsLarge') || wanted('availabilityLarge') || wanted('transactionsFirstPage') || wanted('transactionsDeepCursor')) {
     log(`\ngrowing the ledger to ${n(config.lines)} lines`);
     await growLedger(pg, ctx, config.lines);
     growCheck = await verify(pg, tenant);
@@ -245,6 +245,7 @@ async function main() {
     log(`  ${large} lines; invariants ${growCheck.violations.length ? `${growCheck.violations.length} VIOLATED` : 'ok'}`);
     if (wanted('transactionsLarge')) results.transactionsLarge = await runScenario('transactionsLarge', defs.transactions, { ...common, label: `${defs.transactions.label}, ${large} lines` });
     if (wanted('availabilityLarge')) results.availabilityLarge = await runScenario('availabilityLarge', defs.availability, { ...common, label: `${defs.availability.label}, ${large} lines` });
+    if (wanted('transactionsFirstPage') || wanted('transactionsDeepCursor')) Object.assign(results, await deepCursor(common, large));
   }
   const servicePeakRss = peakRss(service.pid);
 
@@ -266,6 +267,45 @@ async function main() {
     config: { ...config, pgbench: pgbenchBin, pgbenchVersion, postgres: pgVersion, node: process.version, cpus: cpus().length, tenant, loadBefore },
     results, baselines, servicePeakRss, seedChecks: [seedCheck, growCheck].filter(Boolean), jwksRequests: idp.jwksRequests,
   }, log);
+}
+
+/**
+ * Cursor paging: page 1 of the transactions list and page 10,000 (50 rows a page, so rows 499,951–500,000
+ * of the 1,000,000-line ledger's 505,000 transactions; the last page of a smaller ledger) read by cursor. The cursor comes from the API: the `nextCursor` of page 9,999 read once by
+ * offset. Page 10,000 by cursor must equal page 10,000 by offset (checked); then both pages are driven
+ * as scenarios, and the single-request times of the deep page by offset and by cursor are printed.
+ */
+async function deepCursor(common, large) {
+  const { service, headers } = common;
+  const get = async (path) => {
+    const t0 = performance.now();
+    const res = await fetch(`${service.base}${path}`, { headers });
+    const body = await res.json();
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${JSON.stringify(body)}`);
+    return { body, ms: performance.now() - t0 };
+  };
+  const PAGE = 50;
+  const { body: first } = await get(`/v1/inventory/transactions?limit=${PAGE}`);
+  const page = Math.min(10_000, Math.ceil(first.count / PAGE));
+  const before = await get(`/v1/inventory/transactions?limit=${PAGE}&offset=${(page - 2) * PAGE}`);
+  const cursor = before.body.nextCursor;
+  const byOffset = await get(`/v1/inventory/transactions?limit=${PAGE}&offset=${(page - 1) * PAGE}`);
+  const byCursor = await get(`/v1/inventory/transactions?limit=${PAGE}&after=${encodeURIComponent(cursor)}`);
+  const same = JSON.stringify(byCursor.body.data) === JSON.stringify(byOffset.body.data) && byCursor.body.data.length > 0;
+  if (!same) throw new Error(`page ${page} by cursor differs from page ${page} by offset`);
+  log(`  page ${n(page)} of ${n(first.count)} transactions: one request by offset ${byOffset.ms.toFixed(1)} ms, by cursor ${byCursor.ms.toFixed(1)} ms (same rows)`);
+  const path = (suffix) => [{ method: 'GET', path: `/v1/inventory/transactions?limit=${PAGE}${suffix}` }];
+  const out = {};
+  if (wanted('transactionsFirstPage'))
+    out.transactionsFirstPage = await runScenario('transactionsFirstPage', { label: `transactions page 1 (${large} lines)`, expect: [200], requests: path('') }, common);
+  if (wanted('transactionsDeepCursor'))
+    out.transactionsDeepCursor = await runScenario(
+      'transactionsDeepCursor',
+      { label: `transactions page ${n(page)} by cursor (${large} lines)`, expect: [200], requests: path(`&after=${encodeURIComponent(cursor)}`) },
+      common,
+    );
+  if (out.transactionsDeepCursor) out.transactionsDeepCursor.deep = { page, offsetMs: byOffset.ms, cursorMs: byCursor.ms };
+  return out;
 }
 
 /**

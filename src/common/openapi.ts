@@ -51,13 +51,14 @@ const SCHEMAS = {
   },
   List: {
     type: 'object',
-    required: ['data', 'count', 'limit', 'offset'],
-    description: 'A page of records (fields in the operation description), the total count of matches, and the page bounds.',
+    required: ['data', 'count', 'limit', 'offset', 'nextCursor'],
+    description: 'A page of records (fields in the operation description), the total count of matches, the page bounds and the next page\'s cursor.',
     properties: {
       data: { type: 'array', items: { type: 'object', additionalProperties: true } },
       count: { type: 'integer', minimum: 0 },
       limit: { type: 'integer', minimum: 1, maximum: 500 },
       offset: { type: 'integer', minimum: 0 },
+      nextCursor: { type: 'string', nullable: true },
     },
   },
 };
@@ -153,13 +154,14 @@ export function completeDocument(doc: OpenAPIObject, app: INestApplication): Ope
 /** A page of `item` records (CONTRACT §1). */
 const pageOf = (item: object) => ({
   type: 'object',
-  required: ['data', 'count', 'limit', 'offset'],
+  required: ['data', 'count', 'limit', 'offset', 'nextCursor'],
   additionalProperties: false,
   properties: {
     data: { type: 'array', items: item },
     count: { type: 'integer', minimum: 0, description: 'all records matching the filters' },
     limit: { type: 'integer', minimum: 0 },
     offset: { type: 'integer', minimum: 0 },
+    nextCursor: { type: 'string', nullable: true, description: 'fetches the next page (`after=`), in the same order with the same filters; null on the last page' },
   },
 });
 

@@ -11,7 +11,7 @@ export const toBoolean = ({ value }: { value: unknown }) =>
 export const MAX_LIMIT = 500;
 export const DEFAULT_LIMIT = 50;
 
-/** `limit` 1..500 (default 50), `offset` >= 0 (default 0), `q` free text. Extend it for a list's filters. */
+/** `limit` 1..500 (default 50), `offset` >= 0 (default 0), `after` a cursor (src/common/cursor.ts), `q` free text. Extend it for a list's filters. */
 export class PageQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT })
   @IsOptional() @Transform(toInteger) @IsInt() @Min(1) @Max(MAX_LIMIT)
@@ -20,6 +20,10 @@ export class PageQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0 })
   @IsOptional() @Transform(toInteger) @IsInt() @Min(0)
   offset: number = 0;
+
+  @ApiPropertyOptional({ description: "the previous page's `nextCursor`: the rows after it, in the same order, with the same filters (not with offset > 0)", maxLength: 4000 })
+  @IsOptional() @IsString() @MaxLength(4000)
+  after?: string;
 
   @ApiPropertyOptional({ description: 'case-insensitive substring search' })
   @IsOptional() @IsString() @MaxLength(200)
@@ -31,13 +35,16 @@ export interface Page<T> {
   count: number;
   limit: number;
   offset: number;
+  /** The cursor of the page's last row when more rows follow, else null. */
+  nextCursor: string | null;
 }
 
-export const page = <T>(data: T[], count: number, query: PageQuery): Page<T> => ({
+export const page = <T>(data: T[], count: number, query: PageQuery, nextCursor: string | null): Page<T> => ({
   data,
   count,
   limit: query.limit,
   offset: query.offset,
+  nextCursor,
 });
 
 /** Escapes LIKE wildcards so `q` is a literal substring. */

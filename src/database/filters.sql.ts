@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { cursorAt, Keyset, keysetCondition, Position, SortKey } from '../common/cursor';
 import { likePattern, PageQuery } from '../common/pagination';
 import { join, PREPARED, query, raw, Sql, sql } from './sql';
 
@@ -44,25 +45,74 @@ export class SqlFilters {
   }
 
   /**
-   * One page of `select` (a query over these filters, without ORDER BY or LIMIT) in `orderBy` order
-   * (code-chosen columns), and the total number of its rows: what every list endpoint returns.
+   * One page of a list and the total number of its rows: what every list endpoint returns. `select(after)`
+   * is the list's query over these filters without ORDER BY or LIMIT, with the condition `after` ANDed to
+   * its WHERE (where the keys' expressions are in scope); the page is read in `keyset`'s order from the
+   * position `at` (`cursorOf`; keyset paging) or from `page.offset`, and its last row gives `nextCursor`
+   * when more rows follow (one row more is read to know).
    */
   async pageOf<T>(
     m: EntityManager,
-    select: Sql,
-    orderBy: string,
+    select: (after: Sql) => Sql,
+    keyset: Keyset,
     page: PageQuery,
-    options: { prepare?: boolean; countFrom?: Sql } = {},
-  ): Promise<{ rows: T[]; count: number }> {
+    at: Position | undefined,
+    options: { prepare?: boolean; countFrom?: Sql; count?: () => Promise<number> } = {},
+  ): Promise<{ rows: T[]; count: number; nextCursor: string | null }> {
     // Hot lists prepare their two statements (planning a join can cost more than running it); only
     // for selects with explicit columns (see `prepared`). `countFrom` counts the same rows with a
-    // cheaper query (without the joins that only the page needs), over the same filters.
+    // cheaper query (without the joins that only the page needs), over the same filters; `count` is a
+    // cheaper way still. The count is of every row matching the filters, wherever the page starts.
     const how = options.prepare ? PREPARED : undefined;
-    const [{ count }] = await query(m, sql`SELECT count(*)::int AS count FROM (${options.countFrom ?? select}) AS counted`, how);
-    const rows: T[] = await query(m, sql`${select} ORDER BY ${raw(orderBy)} ${limit(page)}`, how);
-    return { rows, count };
+    const count = options.count
+      ? await options.count()
+      : (await query<Array<{ count: number }>>(m, sql`SELECT count(*)::int AS count FROM (${options.countFrom ?? select(sql`TRUE`)}) AS counted`, how))[0].count;
+    const rows: Array<T & { [POSITION]?: Position }> = await query(m, keysetPage(select(keysetAfter(keyset, at)), keyset, page), how);
+    const nextCursor = nextCursorOf(rows, keyset, page);
+    return { rows: stripPositions(rows, page.limit), count, nextCursor };
   }
 }
 
-/** LIMIT/OFFSET of a page, as parameters. */
-export const limit = (page: PageQuery): Sql => sql`LIMIT ${page.limit} OFFSET ${page.offset}`;
+/** The column of a page's rows holding the sort key values as text (for the cursor), removed from the rows. */
+const POSITION = 'keyset_position';
+
+const column = (k: SortKey) => k.column ?? k.expr.slice(k.expr.indexOf('.') + 1);
+
+/**
+ * The page statement of `select` (already holding the keyset condition): ordered by `keyset`, limit + 1
+ * rows from `page.offset`, each with its sort key values as text (a timestamp keeps its microseconds).
+ */
+function keysetPage(select: Sql, keyset: Keyset, page: PageQuery): Sql {
+  const orderBy = keyset.orderBy.map((o) => `${o.expr} ${o.dir}${o.nulls ? ` ${o.nulls}` : ''}`).join(', ');
+  const position = keyset.keys.map((k) => `page."${column(k)}"::text`).join(', ');
+  return sql`SELECT page.*, ARRAY[${raw(position)}] AS ${raw(POSITION)}
+    FROM (${select} ORDER BY ${raw(orderBy)} LIMIT ${page.limit + 1} OFFSET ${page.offset}) AS page`;
+}
+
+/** The page's rows without the extra row and the position column. */
+function stripPositions<T>(rows: Array<T & { [POSITION]?: Position }>, limit: number): T[] {
+  const out = rows.length > limit ? rows.slice(0, limit) : rows;
+  for (const row of out) delete row[POSITION];
+  return out;
+}
+
+/** The cursor after the page's last row when the statement found one row more, else null. */
+function nextCursorOf(rows: Array<{ [POSITION]?: Position }>, keyset: Keyset, page: PageQuery): string | null {
+  if (rows.length <= page.limit) return null;
+  return cursorAt(keyset, page, rows[page.limit - 1][POSITION]!);
+}
+
+/** The condition "comes after `at` in `keyset`'s order" as a fragment over the keys' expressions (TRUE without a position). */
+export function keysetAfter(keyset: Keyset, at: Position | undefined): Sql {
+  if (!at) return sql`TRUE`;
+  const key = (i: number) => raw(keyset.keys[i].expr);
+  const value = (i: number) => sql`${at[i]}::${raw(keyset.keys[i].type)}`;
+  return keysetCondition<Sql>(keyset, at, {
+    compare: (i, op) => sql`${key(i)} ${raw(op)} ${value(i)}`,
+    rows: (op) => sql`(${raw(keyset.keys.map((k) => k.expr).join(', '))}) ${raw(op)} (${join(keyset.keys.map((_, i) => value(i)))})`,
+    isNull: (i, negated) => sql`${key(i)} IS ${raw(negated ? 'NOT NULL' : 'NULL')}`,
+    and: (parts) => sql`(${join(parts, ' AND ')})`,
+    or: (parts) => sql`(${join(parts, ' OR ')})`,
+    never: sql`FALSE`,
+  });
+}

@@ -140,11 +140,11 @@ export class GoodsReceiptsService {
     return (await this.receipts(id, receiptId))[0];
   }
 
-  /** The order's receipts, newest first (404 for an unknown order). */
+  /** The order's receipts, newest first (404 for an unknown order): all of them, one page without a next one. */
   async listReceipts(id: string) {
     await this.orders.store.find(id);
     const data = await this.receipts(id);
-    return { data, count: data.length, limit: data.length, offset: 0 };
+    return { data, count: data.length, limit: data.length, offset: 0, nextCursor: null };
   }
 
   /** The order's receipts (or the one `receiptId`) with their lines, in one statement. */

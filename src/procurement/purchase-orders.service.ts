@@ -13,6 +13,11 @@ import { CreatePurchaseOrderDto, PoStatus, PurchaseOrderLineDto, PurchaseOrderQu
 import { poView, PURCHASE_ORDER, PurchaseOrderView } from './purchase-order-rows';
 import { PurchaseOrder, PurchaseOrderLine } from './purchase-order.entity';
 import { SuppliersService } from './suppliers.service';
+import { cursorOf, newestFirst } from '../common/cursor';
+import { keysetPageOf } from '../database/keyset-page';
+
+/** The list's documented order (cursor paging: src/common/cursor.ts). */
+const PURCHASE_ORDERS = newestFirst('purchase-orders', 'o');
 
 /** A checked order line: quantity in its UOM, and in base units (rounded up). */
 export interface NewPoLine {
@@ -49,14 +54,15 @@ export class PurchaseOrdersService {
 
   /** Newest first (createdAt, then id); q: order number or supplier name (purchase_order_search, index-backed under RLS). */
   async list(query: PurchaseOrderQuery) {
-    const qb = this.repo.createQueryBuilder('o').orderBy('o.createdAt', 'DESC').addOrderBy('o.id', 'DESC');
+    const at = cursorOf(PURCHASE_ORDERS, query);
+    const qb = this.repo.createQueryBuilder('o');
     if (query.status) qb.where('o.status = :status', { status: query.status });
     if (query.supplierId) qb.where('o.supplierId = :supplierId', { supplierId: query.supplierId });
     if (query.facilityId) qb.where('o.facilityId = :facilityId', { facilityId: query.facilityId });
     if (query.q) qb.where('o.id IN (SELECT id FROM purchase_order_search(:q))', { q: likePattern(query.q) });
-    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
+    const { rows, count, nextCursor } = await keysetPageOf(qb, PURCHASE_ORDERS, query, at);
     const lines = await this.lines(rows.map((r) => r.id));
-    return page(rows.map((r) => poView(r, lines.filter((l) => l.purchaseOrderId === r.id))), count, query);
+    return page(rows.map((r) => poView(r, lines.filter((l) => l.purchaseOrderId === r.id))), count, query, nextCursor);
   }
 
   async get(id: string): Promise<PurchaseOrderView> {

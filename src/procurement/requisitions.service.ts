@@ -13,6 +13,11 @@ import { CreateRequisitionDto, ReqStatus, RequisitionLineDto, RequisitionQuery, 
 import { PurchaseOrdersService } from './purchase-orders.service';
 import { Requisition, RequisitionLine } from './requisition.entity';
 import { SuppliersService } from './suppliers.service';
+import { cursorOf, newestFirst } from '../common/cursor';
+import { keysetPageOf } from '../database/keyset-page';
+
+/** The list's documented order (cursor paging: src/common/cursor.ts). */
+const REQUISITIONS = newestFirst('requisitions', 'r');
 
 const reqView = (r: Requisition, lines: RequisitionLine[]) => ({
   id: r.id,
@@ -61,13 +66,14 @@ export class RequisitionsService {
 
   /** Newest first (createdAt, then id); q searches reqNo. */
   async list(query: RequisitionQuery) {
-    const qb = this.repo.createQueryBuilder('r').orderBy('r.createdAt', 'DESC').addOrderBy('r.id', 'DESC');
+    const at = cursorOf(REQUISITIONS, query);
+    const qb = this.repo.createQueryBuilder('r');
     if (query.status) qb.where('r.status = :status', { status: query.status });
     if (query.facilityId) qb.where('r.facilityId = :facilityId', { facilityId: query.facilityId });
     if (query.q) qb.where('r.reqNo ILIKE :q', { q: likePattern(query.q) });
-    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
+    const { rows, count, nextCursor } = await keysetPageOf(qb, REQUISITIONS, query, at);
     const lines = await this.linesOf(rows.map((r) => r.id));
-    return page(rows.map((r) => reqView(r, lines.filter((l) => l.requisitionId === r.id))), count, query);
+    return page(rows.map((r) => reqView(r, lines.filter((l) => l.requisitionId === r.id))), count, query, nextCursor);
   }
 
   async get(id: string): Promise<RequisitionView> {

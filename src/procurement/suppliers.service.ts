@@ -6,6 +6,11 @@ import { UnitOfWork } from '../database/unit-of-work';
 import { documentAudit } from '../common/entity';
 import { Supplier } from './supplier.entity';
 import { CreateSupplierDto, DEFAULT_CURRENCY, SupplierQuery, UpdateSupplierDto } from './procurement.dto';
+import { cursorOf, newestFirst } from '../common/cursor';
+import { keysetPageOf } from '../database/keyset-page';
+
+/** The list's documented order (cursor paging: src/common/cursor.ts). */
+const SUPPLIERS = newestFirst('suppliers', 's');
 
 export const supplierView = (s: Supplier) => ({
   id: s.id,
@@ -33,11 +38,12 @@ export class SuppliersService {
 
   /** Newest first (createdAt, then id); q searches code and name through supplier_search (index-backed under RLS). */
   async list(query: SupplierQuery) {
-    const qb = this.repo.createQueryBuilder('s').orderBy('s.createdAt', 'DESC').addOrderBy('s.id', 'DESC');
+    const at = cursorOf(SUPPLIERS, query);
+    const qb = this.repo.createQueryBuilder('s');
     if (query.isActive !== undefined) qb.where('s.isActive = :isActive', { isActive: query.isActive });
     if (query.q) qb.where('s.id IN (SELECT id FROM supplier_search(:q))', { q: likePattern(query.q) });
-    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
-    return page(rows.map(supplierView), count, query);
+    const { rows, count, nextCursor } = await keysetPageOf(qb, SUPPLIERS, query, at);
+    return page(rows.map(supplierView), count, query, nextCursor);
   }
 
   async get(id: string): Promise<SupplierView> {

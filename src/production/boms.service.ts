@@ -13,6 +13,11 @@ import { UomConversion } from '../documents/uom-conversion.sql';
 import { Bom, BomComponent } from './bom.entity';
 import { cycleRoot, lockBomActivations, nextBomVersion } from './boms.sql';
 import { BomComponentDto, BomQuery, BomStatus, CreateBomDto, UpdateBomDto } from './production.dto';
+import { cursorOf, newestFirst } from '../common/cursor';
+import { keysetPageOf } from '../database/keyset-page';
+
+/** The list's documented order (cursor paging: src/common/cursor.ts). */
+const BOMS = newestFirst('boms', 'b');
 
 const bomView = (b: Bom, components: BomComponent[]) => ({
   id: b.id,
@@ -65,12 +70,13 @@ export class BomsService {
 
   /** Newest first (createdAt, then id); filters itemId, status. */
   async list(query: BomQuery) {
-    const qb = this.repo.createQueryBuilder('b').orderBy('b.createdAt', 'DESC').addOrderBy('b.id', 'DESC');
+    const at = cursorOf(BOMS, query);
+    const qb = this.repo.createQueryBuilder('b');
     if (query.itemId) qb.andWhere('b.itemId = :itemId', { itemId: query.itemId });
     if (query.status) qb.andWhere('b.status = :status', { status: query.status });
-    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
+    const { rows, count, nextCursor } = await keysetPageOf(qb, BOMS, query, at);
     const components = await this.componentsOf(rows.map((r) => r.id));
-    return page(rows.map((r) => bomView(r, components.filter((c) => c.bomId === r.id))), count, query);
+    return page(rows.map((r) => bomView(r, components.filter((c) => c.bomId === r.id))), count, query, nextCursor);
   }
 
   async get(id: string): Promise<BomView> {

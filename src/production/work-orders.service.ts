@@ -17,6 +17,11 @@ import { BomsService } from './boms.service';
 import { CompleteWorkOrderDto, CreateWorkOrderDto, WoStatus, WorkOrderQuery } from './production.dto';
 import { WorkOrder, WorkOrderComponent } from './work-order.entity';
 import { componentUnits, setComponentReservations, setComponentsIssued } from './work-orders.sql';
+import { cursorOf, newestFirst } from '../common/cursor';
+import { keysetPageOf } from '../database/keyset-page';
+
+/** The list's documented order (cursor paging: src/common/cursor.ts). */
+const WORK_ORDERS = newestFirst('work-orders', 'w');
 
 const woView = (w: WorkOrder, components: WorkOrderComponent[]) => ({
   id: w.id,
@@ -71,14 +76,15 @@ export class WorkOrdersService {
 
   /** Newest first (createdAt, then id); filters status, itemId, facilityId; q searches woNo. */
   async list(query: WorkOrderQuery) {
-    const qb = this.repo.createQueryBuilder('w').orderBy('w.createdAt', 'DESC').addOrderBy('w.id', 'DESC');
+    const at = cursorOf(WORK_ORDERS, query);
+    const qb = this.repo.createQueryBuilder('w');
     if (query.status) qb.andWhere('w.status = :status', { status: query.status });
     if (query.itemId) qb.andWhere('w.itemId = :itemId', { itemId: query.itemId });
     if (query.facilityId) qb.andWhere('w.facilityId = :facilityId', { facilityId: query.facilityId });
     if (query.q) qb.andWhere('w.woNo ILIKE :q', { q: likePattern(query.q) });
-    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
+    const { rows, count, nextCursor } = await keysetPageOf(qb, WORK_ORDERS, query, at);
     const components = await this.componentsOf(rows.map((r) => r.id));
-    return page(rows.map((r) => woView(r, components.filter((c) => c.workOrderId === r.id))), count, query);
+    return page(rows.map((r) => woView(r, components.filter((c) => c.workOrderId === r.id))), count, query, nextCursor);
   }
 
   async get(id: string): Promise<WorkOrderView> {

@@ -6,6 +6,11 @@ import { UnitOfWork } from '../database/unit-of-work';
 import { documentAudit } from '../common/entity';
 import { Customer } from './customer.entity';
 import { CreateCustomerDto, CustomerQuery, UpdateCustomerDto } from './sales.dto';
+import { cursorOf, newestFirst } from '../common/cursor';
+import { keysetPageOf } from '../database/keyset-page';
+
+/** The list's documented order (cursor paging: src/common/cursor.ts). */
+const CUSTOMERS = newestFirst('customers', 'c');
 
 export const customerView = (c: Customer) => ({
   id: c.id,
@@ -32,11 +37,12 @@ export class CustomersService {
 
   /** Newest first (createdAt, then id); q searches code and name through customer_search (index-backed under RLS). */
   async list(query: CustomerQuery) {
-    const qb = this.repo.createQueryBuilder('c').orderBy('c.createdAt', 'DESC').addOrderBy('c.id', 'DESC');
+    const at = cursorOf(CUSTOMERS, query);
+    const qb = this.repo.createQueryBuilder('c');
     if (query.isActive !== undefined) qb.where('c.isActive = :isActive', { isActive: query.isActive });
     if (query.q) qb.where('c.id IN (SELECT id FROM customer_search(:q))', { q: likePattern(query.q) });
-    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
-    return page(rows.map(customerView), count, query);
+    const { rows, count, nextCursor } = await keysetPageOf(qb, CUSTOMERS, query, at);
+    return page(rows.map(customerView), count, query, nextCursor);
   }
 
   async get(id: string): Promise<CustomerView> {

@@ -18,6 +18,11 @@ import { addShipped, insertLines, NewSoLine, setReservations } from './sales-ord
 import { outstanding, SalesShipping } from './sales-shipping';
 import { CreateSalesOrderDto, SalesOrderLineDto, SalesOrderQuery, ShipSalesOrderDto, SoStatus, UpdateSalesOrderDto } from './sales.dto';
 import { SalesOrderResponse } from './sales.responses';
+import { cursorOf, newestFirst } from '../common/cursor';
+import { keysetPageOf } from '../database/keyset-page';
+
+/** The list's documented order (cursor paging: src/common/cursor.ts). */
+const SALES_ORDERS = newestFirst('sales-orders', 'o');
 
 /** Sales orders: reserve on open, ship through one ledger posting per call, release on cancel. */
 @Injectable()
@@ -46,14 +51,15 @@ export class SalesOrdersService {
 
   /** Newest first (createdAt, then id); q: order number or customer name (sales_order_search, index-backed under RLS). */
   async list(query: SalesOrderQuery) {
-    const qb = this.orders.createQueryBuilder('o').orderBy('o.createdAt', 'DESC').addOrderBy('o.id', 'DESC');
+    const at = cursorOf(SALES_ORDERS, query);
+    const qb = this.orders.createQueryBuilder('o');
     if (query.status) qb.where('o.status = :status', { status: query.status });
     if (query.customerId) qb.where('o.customerId = :customerId', { customerId: query.customerId });
     if (query.facilityId) qb.where('o.facilityId = :facilityId', { facilityId: query.facilityId });
     if (query.q) qb.where('o.id IN (SELECT id FROM sales_order_search(:q))', { q: likePattern(query.q) });
-    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
+    const { rows, count, nextCursor } = await keysetPageOf(qb, SALES_ORDERS, query, at);
     const lines = await this.linesOf(rows.map((r) => r.id));
-    return page(rows.map((r) => this.view(r, lines.filter((l) => l.salesOrderId === r.id))), count, query);
+    return page(rows.map((r) => this.view(r, lines.filter((l) => l.salesOrderId === r.id))), count, query, nextCursor);
   }
 
   async get(id: string): Promise<SalesOrderResponse> {

@@ -32,7 +32,7 @@ describe('Facilities', () => {
     const got = await t.get(`/v1/facilities/${facility.id}`).expect(200);
     expect(got.body).toEqual({ data: facility });
     expect(got.headers.etag).toBe('"1"');
-    expect((await t.get('/v1/facilities').expect(200)).body).toEqual({ data: [facility], count: 1, limit: 50, offset: 0 });
+    expect((await t.get('/v1/facilities').expect(200)).body).toEqual({ data: [facility], count: 1, limit: 50, offset: 0, nextCursor: null });
   });
 
   it('applies the defaults', async () => {

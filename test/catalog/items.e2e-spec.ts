@@ -86,7 +86,7 @@ describe('Items', () => {
       expect(got.headers.etag).toBe('"1"');
 
       const list = await t.get('/v1/items').expect(200);
-      expect(list.body).toEqual({ data: [item], count: 1, limit: 50, offset: 0 });
+      expect(list.body).toEqual({ data: [item], count: 1, limit: 50, offset: 0, nextCursor: null });
 
       const [row] = await ctx.db.query(`SELECT created_by, updated_by FROM items WHERE id = $1`, [item.id]);
       expect(row).toEqual({ created_by: subOf(t.token), updated_by: subOf(t.token) });
@@ -451,7 +451,7 @@ describe('Items', () => {
         seen.push(...res.body.data.map((i: { id: string }) => i.id));
       }
       expect(seen).toEqual([...ids].reverse());
-      expect((await t.get('/v1/items?offset=10').expect(200)).body).toEqual({ data: [], count: 5, limit: 50, offset: 10 });
+      expect((await t.get('/v1/items?offset=10').expect(200)).body).toEqual({ data: [], count: 5, limit: 50, offset: 10, nextCursor: null });
 
       for (const q of ['limit=0', 'limit=501', 'limit=abc', 'limit=1.5', 'offset=-1', 'offset=x']) {
         const res = await t.get(`/v1/items?${q}`).expect(400);

@@ -52,6 +52,7 @@ describe('inventory stock queries', () => {
         count: 2,
         limit: 50,
         offset: 0,
+        nextCursor: null,
         data: [
           {
             itemId: lotted.id, itemNo: lotted.itemNo, facilityId: f.facility.id, locationId: f.locations[0].id,
@@ -122,7 +123,7 @@ describe('inventory stock queries', () => {
       const byLocation = await list(t, `/v1/inventory/availability?itemId=${item}`);
       // B-2 holds only DAMAGED stock: no availability row at all.
       expect(byLocation).toEqual({
-        count: 2, limit: 50, offset: 0,
+        count: 2, limit: 50, offset: 0, nextCursor: null,
         data: [
           { itemId: item, facilityId: f.facility.id, locationId: b1.id, qtyOnHand: 10, qtyAllocated: 0, qtyAvailable: 10 },
           { itemId: item, facilityId: f2.facility.id, locationId: f2.location.id, qtyOnHand: 7, qtyAllocated: 0, qtyAvailable: 7 },
@@ -136,7 +137,7 @@ describe('inventory stock queries', () => {
       ]);
       const byFacility = await list(t, `/v1/inventory/availability?itemId=${item}&facilityId=${f.facility.id}&groupBy=facility`);
       expect(byFacility).toEqual({
-        count: 1, limit: 50, offset: 0,
+        count: 1, limit: 50, offset: 0, nextCursor: null,
         data: [{ itemId: item, facilityId: f.facility.id, qtyOnHand: 10, qtyAllocated: 0, qtyReserved: 0, qtyAvailable: 10 }],
       });
       expect((await list(t, `/v1/inventory/availability?itemId=${item}&groupBy=facility`)).count).toBe(2);
@@ -358,7 +359,7 @@ describe('inventory stock queries', () => {
       const t = await newTenant(ctx);
       const body = await list(t, '/v1/inventory/statuses');
       expect(body).toEqual({
-        count: 3, limit: 50, offset: 0,
+        count: 3, limit: 50, offset: 0, nextCursor: null,
         data: [
           { id: expect.any(String), code: 'AVAILABLE', name: 'Available', isAvailable: true },
           { id: expect.any(String), code: 'DAMAGED', name: 'Damaged', isAvailable: false },

@@ -7,6 +7,11 @@ import { CreateFacilityDto } from './dto/create-facility.dto';
 import { FacilityQuery } from './dto/facility-query.dto';
 import { UpdateFacilityDto } from './dto/update-facility.dto';
 import { Facility, facilityView, FacilityView } from './facility.entity';
+import { cursorOf, newestFirst } from '../../common/cursor';
+import { keysetPageOf } from '../../database/keyset-page';
+
+/** The list's documented order (cursor paging: src/common/cursor.ts). */
+const FACILITIES = newestFirst('facilities', 'f');
 
 @Injectable()
 export class FacilitiesService {
@@ -18,15 +23,14 @@ export class FacilitiesService {
 
   /** Newest first (createdAt, then id); q searches code and name. */
   async list(query: FacilityQuery): Promise<Page<FacilityView>> {
+    const at = cursorOf(FACILITIES, query);
     const qb = this.repo
-      .createQueryBuilder('f')
-      .orderBy('f.createdAt', 'DESC')
-      .addOrderBy('f.id', 'DESC');
+      .createQueryBuilder('f');
     if (query.q) qb.andWhere('(f.code ILIKE :q OR f.name ILIKE :q)', { q: likePattern(query.q) });
     if (query.type) qb.andWhere('f.type = :type', { type: query.type });
     if (query.isActive !== undefined) qb.andWhere('f.isActive = :isActive', { isActive: query.isActive });
-    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
-    return page(rows.map(facilityView), count, query);
+    const { rows, count, nextCursor } = await keysetPageOf(qb, FACILITIES, query, at);
+    return page(rows.map(facilityView), count, query, nextCursor);
   }
 
   async get(id: string): Promise<FacilityView> {

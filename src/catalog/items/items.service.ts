@@ -36,8 +36,8 @@ export class ItemsService {
 
   /** Newest first (createdAt, then id), so pages never skip or repeat a row. Two statements: count, then the page with children. */
   async list(query: ItemQuery): Promise<Page<ItemView>> {
-    const { rows, count } = await itemPage(this.uow.manager, this.uow.tenantId, query);
-    return page(rows, count, query);
+    const { rows, count, nextCursor } = await itemPage(this.uow.manager, this.uow.tenantId, query);
+    return page(rows, count, query, nextCursor);
   }
 
   /** One item with its identifiers, attributes and conversions: one prepared statement. */

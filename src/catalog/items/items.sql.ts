@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { cursorOf, Keyset } from '../../common/cursor';
 import { likePattern, PageQuery } from '../../common/pagination';
 import { SqlFilters } from '../../database/filters.sql';
 import { GENERIC, query, raw, Sql, sql } from '../../database/sql';
@@ -33,14 +34,21 @@ export async function itemView(m: EntityManager, tenantId: string, id: string): 
   return view;
 }
 
+/** The items' documented order (cursor paging: src/common/cursor.ts). */
+export const ITEMS = new Keyset('items', [
+  { expr: 'i.created_at', column: 'createdAt', desc: true, type: 'timestamptz' },
+  { expr: 'i.id', desc: true, type: 'uuid' },
+]);
+
 /** A page of items, newest first (createdAt, then id, so pages never skip or repeat a row), and their count. */
-export function itemPage(m: EntityManager, tenantId: string, q: ItemQuery & PageQuery): Promise<{ rows: ItemView[]; count: number }> {
+export function itemPage(m: EntityManager, tenantId: string, q: ItemQuery & PageQuery): Promise<{ rows: ItemView[]; count: number; nextCursor: string | null }> {
+  const at = cursorOf(ITEMS, q);
   const f = new SqlFilters(tenantId, 'i')
     // item_search() runs the ILIKE where the trigram indexes can serve it (migration ItemSearch explains why).
     .add((v) => sql`i.id IN (SELECT id FROM item_search(${v}))`, q.q && likePattern(q.q))
     .add((v) => sql`i.item_kind = ${v}`, q.itemKind)
     .add((v) => sql`i.is_active = ${v}`, q.isActive);
-  return f.pageOf<ItemView>(m, sql`SELECT ${raw(ITEM_VIEW)} FROM items i WHERE ${f.where}`, 'i.created_at DESC, i.id DESC', q);
+  return f.pageOf<ItemView>(m, (after) => sql`SELECT ${raw(ITEM_VIEW)} FROM items i WHERE ${f.where} AND ${after}`, ITEMS, q, at);
 }
 
 /** Whether `uomId` is one of the item's conversions. */

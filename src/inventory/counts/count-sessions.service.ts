@@ -18,6 +18,11 @@ import { PostingLine } from '../ledger/posting';
 import { CountLine, CountSession } from './count-session.entity';
 import { NewCount, recordResults, upsertCounts } from './count-sessions.sql';
 import { CountLinesDto, CountSessionQuery, CountStatus, CreateCountSessionDto } from './dto/count-session.dto';
+import { cursorOf, newestFirst } from '../../common/cursor';
+import { keysetPageOf } from '../../database/keyset-page';
+
+/** The list's documented order (cursor paging: src/common/cursor.ts). */
+const COUNT_SESSIONS = newestFirst('count-sessions', 's');
 
 const sessionView = (s: CountSession, lines: CountLine[]) => ({
   id: s.id,
@@ -67,13 +72,14 @@ export class CountSessionsService {
 
   /** Newest first (createdAt, then id); q searches sessionNo. Lines of the page in one query. */
   async list(query: CountSessionQuery) {
-    const qb = this.store.repository.createQueryBuilder('s').orderBy('s.createdAt', 'DESC').addOrderBy('s.id', 'DESC');
+    const at = cursorOf(COUNT_SESSIONS, query);
+    const qb = this.store.repository.createQueryBuilder('s');
     if (query.status) qb.where('s.status = :status', { status: query.status });
     if (query.facilityId) qb.where('s.facilityId = :facilityId', { facilityId: query.facilityId });
     if (query.q) qb.where('s.sessionNo ILIKE :q', { q: likePattern(query.q) });
-    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
+    const { rows, count, nextCursor } = await keysetPageOf(qb, COUNT_SESSIONS, query, at);
     const lines = await this.linesOf(rows.map((s) => s.id));
-    return page(rows.map((s) => sessionView(s, lines.filter((l) => l.sessionId === s.id))), count, query);
+    return page(rows.map((s) => sessionView(s, lines.filter((l) => l.sessionId === s.id))), count, query, nextCursor);
   }
 
   async get(id: string): Promise<CountSessionView> {

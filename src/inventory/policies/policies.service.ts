@@ -14,6 +14,11 @@ import { INCOMING_SUPPLY, IncomingSupply, NO_INCOMING_SUPPLY } from './incoming-
 import { ReorderPolicy } from './policy.entity';
 import { suggestionsPage } from './policies.sql';
 import { suggestedQty } from './reorder-math';
+import { cursorOf, newestFirst } from '../../common/cursor';
+import { keysetPageOf } from '../../database/keyset-page';
+
+/** The list's documented order (cursor paging: src/common/cursor.ts). */
+const POLICIES = newestFirst('policies', 'r');
 
 const policyView = (p: ReorderPolicy) => ({
   id: p.id,
@@ -49,18 +54,17 @@ export class PoliciesService {
 
   /** Newest first (createdAt, then id); q searches the item's number and name. */
   async list(query: PolicyQuery) {
+    const at = cursorOf(POLICIES, query);
     const qb = this.repo
       .createQueryBuilder('r')
-      .innerJoin(Item, 'i', 'i.tenantId = r.tenantId AND i.id = r.itemId')
-      .orderBy('r.createdAt', 'DESC')
-      .addOrderBy('r.id', 'DESC');
+      .innerJoin(Item, 'i', 'i.tenantId = r.tenantId AND i.id = r.itemId');
     if (query.itemId) qb.where('r.itemId = :itemId', { itemId: query.itemId });
     if (query.facilityId) qb.where('r.facilityId = :facilityId', { facilityId: query.facilityId });
     if (query.q) qb.where('(i.itemNo ILIKE :q OR i.name ILIKE :q)', { q: likePattern(query.q) });
-    // LIMIT/OFFSET, not take/skip: with a join, take/skip would first read the page's ids in a query of
-    // its own (the join is one item per policy, so it cannot repeat a row).
-    const [rows, count] = await qb.limit(query.limit).offset(query.offset).getManyAndCount();
-    return page(rows.map(policyView), count, query);
+    // keysetPageOf reads with LIMIT, not take: with a join, take would first read the page's ids in a
+    // query of its own (the join is one item per policy, so it cannot repeat a row).
+    const { rows, count, nextCursor } = await keysetPageOf(qb, POLICIES, query, at);
+    return page(rows.map(policyView), count, query, nextCursor);
   }
 
   async get(id: string): Promise<PolicyView> {
@@ -106,7 +110,7 @@ export class PoliciesService {
    */
   async suggestions(query: PolicyQuery) {
     const incoming = this.incoming.sql('r.item_id', 'r.facility_id');
-    const { rows, count } = await suggestionsPage(this.uow.manager, this.uow.tenantId, query, incoming, query);
+    const { rows, count, nextCursor } = await suggestionsPage(this.uow.manager, this.uow.tenantId, query, incoming, query);
     return page(
       rows.map((r) => ({
         itemId: r.item_id,
@@ -116,6 +120,7 @@ export class PoliciesService {
       })),
       count,
       query,
+      nextCursor,
     );
   }
 

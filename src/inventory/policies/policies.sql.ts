@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { cursorOf, Keyset } from '../../common/cursor';
 import type { PageQuery } from '../../common/pagination';
 import { SqlFilters } from '../../database/filters.sql';
 import { Sql, sql } from '../../database/sql';
@@ -17,6 +18,12 @@ export interface SuggestionRow {
   projected_qty: string;
 }
 
+/** The suggestions' documented order, newest policy first (cursor paging: src/common/cursor.ts). */
+export const SUGGESTIONS = new Keyset('suggestions', [
+  { expr: 'created_at', desc: true, type: 'timestamptz' },
+  { expr: 'id', desc: true, type: 'uuid' },
+]);
+
 /**
  * One page of the active policies of the tenant whose projected quantity is below minQty + safetyStock,
  * newest policy first: projectedQty = available on hand − open unallocated reserved − allocated
@@ -29,12 +36,13 @@ export function suggestionsPage(
   filters: { itemId?: string; facilityId?: string },
   incoming: Sql,
   page: PageQuery,
-): Promise<{ rows: SuggestionRow[]; count: number }> {
+): Promise<{ rows: SuggestionRow[]; count: number; nextCursor: string | null }> {
+  const at = cursorOf(SUGGESTIONS, page);
   const f = new SqlFilters(tenantId, 'r')
     .add((v) => sql`r.item_id = ${v}`, filters.itemId)
     .add((v) => sql`r.facility_id = ${v}`, filters.facilityId);
   // Reservations that expired (and the expiry job has not released yet) hold nothing.
-  const projection = sql`WITH ${lapsedHolds(tenantId)}, projection AS (
+  const projection = (after: Sql) => sql`WITH ${lapsedHolds(tenantId)}, projection AS (
       SELECT r.id, r.item_id, r.facility_id, r.min_qty, r.max_qty, r.safety_stock, r.reorder_qty, r.created_at,
              coalesce(p.qty_available_on_hand - p.qty_reserved - p.qty_allocated, 0) + coalesce(h.allocated + h.reserved, 0)
                + ${incoming} AS projected_qty
@@ -42,6 +50,6 @@ export function suggestionsPage(
         LEFT JOIN inventory_positions p ON p.tenant_id = r.tenant_id AND p.item_id = r.item_id AND p.facility_id = r.facility_id
         LEFT JOIN lapsed_holds h ON h.item_id = r.item_id AND h.facility_id = r.facility_id
        WHERE ${f.where} AND r.is_active)
-    SELECT * FROM projection WHERE projected_qty < min_qty + safety_stock`;
-  return f.pageOf<SuggestionRow>(m, projection, 'created_at DESC, id DESC', page);
+    SELECT * FROM projection WHERE projected_qty < min_qty + safety_stock AND ${after}`;
+  return f.pageOf<SuggestionRow>(m, projection, SUGGESTIONS, page, at);
 }

@@ -28,9 +28,9 @@ export class ReservationsService {
   /** Active (open, allocated) reservations unless `status` is given; newest first. */
   async list(query: ReservationQuery) {
     const m = this.uow.manager;
-    const { rows, count } = await listReservations(m, this.uow.tenantId, query);
+    const { rows, count, nextCursor } = await listReservations(m, this.uow.tenantId, query);
     const allocations = rows.length ? await liveAllocations(m, this.uow.tenantId, rows.map((r) => r.id)) : [];
-    return page(rows.map((r) => reservationView(r, allocations.filter((a) => a.reservation_id === r.id))), count, query);
+    return page(rows.map((r) => reservationView(r, allocations.filter((a) => a.reservation_id === r.id))), count, query, nextCursor);
   }
 
   get(id: string) {
@@ -63,7 +63,7 @@ export class ReservationsService {
 
   /** Active hard allocations; newest first. */
   async allocations(query: AllocationQuery) {
-    const { rows, count } = await listAllocations(this.uow.manager, this.uow.tenantId, query);
-    return page(rows.map(allocationView), count, query);
+    const { rows, count, nextCursor } = await listAllocations(this.uow.manager, this.uow.tenantId, query);
+    return page(rows.map(allocationView), count, query, nextCursor);
   }
 }

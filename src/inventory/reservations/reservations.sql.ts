@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { cursorOf, Keyset } from '../../common/cursor';
 import { SqlFilters } from '../../database/filters.sql';
 import { query, raw, sql } from '../../database/sql';
 import { ALLOCATION_LIVE, RESERVATION_NOW, RESERVATION_STATUS_NOW } from '../ledger/lapsed.sql';
@@ -10,25 +11,35 @@ import { AllocationQuery, ReservationQuery } from './dto/reservation.dto';
  * released, through the `lapsed.sql` fragments), which an entity's columns cannot say.
  */
 
+const newest = (alias: string) => [
+  { expr: `${alias}.created_at`, desc: true, type: 'timestamptz' as const },
+  { expr: `${alias}.id`, desc: true, type: 'uuid' as const },
+];
+/** The lists' documented orders (cursor paging: src/common/cursor.ts). */
+export const RESERVATIONS = new Keyset('reservations', newest('r'));
+export const ALLOCATIONS = new Keyset('allocations', newest('a'));
+
 /** A page of reservations: active (open, allocated) ones unless `status` is given; newest first. */
 export function listReservations(m: EntityManager, tenantId: string, q: ReservationQuery) {
+  const at = cursorOf(RESERVATIONS, q);
   const f = new SqlFilters(tenantId, 'r')
     .add((s) => sql`${raw(RESERVATION_STATUS_NOW)} = ANY(${s}::text[])`, q.status ? [q.status] : ['open', 'allocated'])
     .add((v) => sql`r.item_id = ${v}`, q.itemId)
     .add((v) => sql`r.facility_id = ${v}`, q.facilityId)
     .add((v) => sql`r.demand_id = ${v}`, q.demandId)
     .search(['r.reservation_no', 'r.notes'], q.q);
-  return f.pageOf<ReservationRow>(m, sql`SELECT ${raw(RESERVATION_NOW)} FROM reservations r WHERE ${f.where}`, 'created_at DESC, id DESC', q);
+  return f.pageOf<ReservationRow>(m, (after) => sql`SELECT ${raw(RESERVATION_NOW)} FROM reservations r WHERE ${f.where} AND ${after}`, RESERVATIONS, q, at);
 }
 
 /** A page of live hard allocations; newest first. */
 export function listAllocations(m: EntityManager, tenantId: string, q: AllocationQuery) {
+  const at = cursorOf(ALLOCATIONS, q);
   const f = new SqlFilters(tenantId, 'a')
     .always(sql`${raw(ALLOCATION_LIVE)}`)
     .add((v) => sql`a.reservation_id = ${v}`, q.reservationId)
     .add((v) => sql`a.item_id = ${v}`, q.itemId)
     .add((v) => sql`a.location_id = ${v}`, q.locationId);
-  return f.pageOf<AllocationRow>(m, sql`SELECT a.* FROM allocations a WHERE ${f.where}`, 'created_at DESC, id DESC', q);
+  return f.pageOf<AllocationRow>(m, (after) => sql`SELECT a.* FROM allocations a WHERE ${f.where} AND ${after}`, ALLOCATIONS, q, at);
 }
 
 /**

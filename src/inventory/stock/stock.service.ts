@@ -24,7 +24,7 @@ export class StockService {
 
   /** Ordered by item number, location path, lot number, status code. Zero rows are omitted. */
   async balances(query: BalanceQuery) {
-    const { rows, count } = await balancePage(this.m, this.uow.tenantId, query);
+    const { rows, count, nextCursor } = await balancePage(this.m, this.uow.tenantId, query);
     return page(
       rows.map((r) => ({
         itemId: r.item_id,
@@ -41,6 +41,7 @@ export class StockService {
       })),
       count,
       query,
+      nextCursor,
     );
   }
 
@@ -51,7 +52,7 @@ export class StockService {
   async availability(query: AvailabilityQuery) {
     if (query.groupBy === 'facility') {
       if (query.locationId) throw invalidField('locationId', 'cannot be combined with groupBy=facility');
-      const { rows, count } = await facilityAvailabilityPage(this.m, this.uow.tenantId, query);
+      const { rows, count, nextCursor } = await facilityAvailabilityPage(this.m, this.uow.tenantId, query);
       return page(
         rows.map((r) => ({
           itemId: r.item_id,
@@ -63,9 +64,10 @@ export class StockService {
         })),
         count,
         query,
+        nextCursor,
       );
     }
-    const { rows, count } = await locationAvailabilityPage(this.m, this.uow.tenantId, query);
+    const { rows, count, nextCursor } = await locationAvailabilityPage(this.m, this.uow.tenantId, query);
     return page(
       rows.map((r) => ({
         itemId: r.item_id,
@@ -77,13 +79,14 @@ export class StockService {
       })),
       count,
       query,
+      nextCursor,
     );
   }
 
   /** Newest first (postedAt, then id). Filters select transactions; each includes all its lines. */
   async transactions(query: TransactionQuery) {
-    const { rows, count } = await transactionPage(this.m, this.uow.tenantId, query);
-    return page(await this.journal.views(rows), count, query);
+    const { rows, count, nextCursor } = await transactionPage(this.m, this.uow.tenantId, query);
+    return page(await this.journal.views(rows), count, query, nextCursor);
   }
 
   transaction(id: string) {
@@ -92,23 +95,25 @@ export class StockService {
 
   /** Newest first. */
   async lots(query: LotQuery) {
-    const { rows, count } = await lotPage(this.m, this.uow.tenantId, query);
+    const { rows, count, nextCursor } = await lotPage(this.m, this.uow.tenantId, query);
     return page(
       rows.map((r) => ({ id: r.id, itemId: r.item_id, lotNo: r.lot_no, expiryDate: r.expiry_date })),
       count,
       query,
+      nextCursor,
     );
   }
 
   /** Ordered by serial number. */
   async serials(query: SerialQuery) {
-    const { rows, count } = await serialPage(this.m, this.uow.tenantId, query);
+    const { rows, count, nextCursor } = await serialPage(this.m, this.uow.tenantId, query);
     return page(
       rows.map((r) => ({
         id: r.id, itemId: r.item_id, serialNo: r.serial_no, lotId: r.lot_id, locationId: r.location_id, statusId: r.status_id, inStock: r.in_stock,
       })),
       count,
       query,
+      nextCursor,
     );
   }
 }

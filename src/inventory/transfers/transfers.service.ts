@@ -16,6 +16,11 @@ import { PostingLine } from '../ledger/posting';
 import { CreateTransferDto, TransferLineDto, TransferQuery, TransferStatus, UpdateTransferDto } from './dto/transfer.dto';
 import { TransferOrder, TransferOrderLine } from './transfer.entity';
 import { insertTransferLines, NewTransferLine, recordShipped } from './transfers.sql';
+import { cursorOf, newestFirst } from '../../common/cursor';
+import { keysetPageOf } from '../../database/keyset-page';
+
+/** The list's documented order (cursor paging: src/common/cursor.ts). */
+const TRANSFERS = newestFirst('transfers', 't');
 
 const transferView = (t: TransferOrder, lines: TransferOrderLine[]) => ({
   id: t.id,
@@ -74,14 +79,15 @@ export class TransfersService {
 
   /** Newest first (createdAt, then id); q searches transferNo. Lines of the page in one query. */
   async list(query: TransferQuery) {
-    const qb = this.store.repository.createQueryBuilder('t').orderBy('t.createdAt', 'DESC').addOrderBy('t.id', 'DESC');
+    const at = cursorOf(TRANSFERS, query);
+    const qb = this.store.repository.createQueryBuilder('t');
     if (query.status) qb.where('t.status = :status', { status: query.status });
     if (query.fromFacilityId) qb.where('t.fromFacilityId = :fromFacilityId', { fromFacilityId: query.fromFacilityId });
     if (query.toFacilityId) qb.where('t.toFacilityId = :toFacilityId', { toFacilityId: query.toFacilityId });
     if (query.q) qb.where('t.transferNo ILIKE :q', { q: likePattern(query.q) });
-    const [rows, count] = await qb.take(query.limit).skip(query.offset).getManyAndCount();
+    const { rows, count, nextCursor } = await keysetPageOf(qb, TRANSFERS, query, at);
     const lines = await this.linesOf(rows.map((t) => t.id));
-    return page(rows.map((t) => transferView(t, lines.filter((l) => l.transferOrderId === t.id))), count, query);
+    return page(rows.map((t) => transferView(t, lines.filter((l) => l.transferOrderId === t.id))), count, query, nextCursor);
   }
 
   async get(id: string): Promise<TransferView> {
