@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import type * as FilterModule from '../../src/common/exception.filter';
 import { fromDist } from '../support/dist';
-import { newTenant, startApp, Tenant, TestContext } from '../support/app';
+import { newTenant, startApp, Tenant, TestContext, PLATFORMS } from '../support/app';
 
 const { toErrorBody } = fromDist<typeof FilterModule>('common/exception.filter');
 
@@ -14,11 +14,11 @@ function expectNothingInternal(body: unknown): void {
   expect(text).not.toMatch(/QueryFailedError|SQLSTATE|stack|pg_|relation "/i);
 }
 
-describe('errors and request conventions (CONTRACT §1, §2)', () => {
+describe.each(PLATFORMS)('errors and request conventions (CONTRACT §1, §2) on %s', (platform) => {
   let ctx: TestContext;
   let t: Tenant;
   beforeAll(async () => {
-    ctx = await startApp();
+    ctx = await startApp({ HTTP_PLATFORM: platform });
     t = await newTenant(ctx);
   });
   afterAll(() => ctx.close());
