@@ -170,7 +170,7 @@ describe('operations: configuration', () => {
     const { Settings } = fromDist<typeof SettingsModule>('config/settings');
     const read = new Set(Object.keys(new Settings()));
     const sources = ['bench/run.js', 'bench/scenarios.js', 'bench/seed.js', 'bench/baselines.js', 'test/support/global-setup.ts', 'test/support/dist.ts',
-      'test/support/app.ts', 'test/platform/generated-input.e2e-spec.ts', '.ci/run'];
+      'test/support/app.ts', 'test/support/platforms.ts', 'test/platform/generated-input.e2e-spec.ts', '.ci/run'];
     for (const file of sources) {
       const text = readFileSync(join(root, file), 'utf8');
       for (const m of text.matchAll(/\b(BENCH_[A-Z_]+|TEST_[A-Z_]+|PROPERTY_RUNS|DEBUG_GEN|PG15_[A-Z]+)\b/g)) read.add(m[1]);
