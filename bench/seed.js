@@ -199,7 +199,7 @@ async function counts(pg, tenant) {
 
 /** Every ledger invariant (the checks of `npm run ledger:verify`, from dist/), for the tenant, in one snapshot. */
 async function verify(pg, tenant) {
-  const { verifyLedger, INVARIANT_CHECKS } = require(join(ROOT, 'dist/inventory/ledger/verify.js'));
+  const { verifyLedger, INVARIANT_CHECKS } = require(join(ROOT, 'dist/inventory/ledger/verify.sql.js'));
   await pg.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   try {
     const violations = await verifyLedger(async (sql, params) => (await pg.query(sql, params)).rows, tenant);

@@ -52,5 +52,8 @@ export async function createApp(settings: Settings, databaseUrl: string, logger:
       customSiteTitle: SERVICE_NAME,
     });
   }
+  // Routes registered (Nest's init, idempotent: listen() calls it again), then the platform's last step.
+  await app.init();
+  platform.ready(app);
   return app;
 }

@@ -69,6 +69,10 @@ export function fastifyPlatform(): HttpPlatform {
       fastify.addContentTypeParser('*', (request: FastifyRequest, payload: FastifyRequest['raw']) => readBody(request.headers, payload));
     },
 
+    ready() {
+      // Fastify's router is a radix tree already.
+    },
+
     routes(app: INestApplication) {
       return registered.get(app.getHttpAdapter().getInstance()) ?? [];
     },

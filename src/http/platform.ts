@@ -45,9 +45,15 @@ export const nodeRequest = (req: object): IncomingMessage => ((req as { raw?: In
 /** The Node response under either platform's response object (Fastify's `reply.raw`; Express's is the Node one). */
 export const nodeResponse = (res: object): ServerResponse => ((res as { raw?: ServerResponse }).raw ?? res) as ServerResponse;
 
-/** Sets a response header on either platform (through the Node response: both send what it holds). */
+/**
+ * Sets a response header on either platform: on Fastify's reply (its headers go out in one `writeHead`),
+ * else on the Node response (Express's is the Node one).
+ */
 export function setHeader(res: object, name: string, value: string | number): void {
-  nodeResponse(res).setHeader(name, typeof value === 'number' ? String(value) : value);
+  const text = typeof value === 'number' ? String(value) : value;
+  const reply = res as { raw?: ServerResponse; header?: (name: string, value: string) => unknown };
+  if (reply.raw && typeof reply.header === 'function') reply.header(name, text);
+  else (res as ServerResponse).setHeader(name, text);
 }
 
 /** Leaves the request's principal for its log line (set by the access guard). */
@@ -86,6 +92,8 @@ export interface HttpPlatform {
   install(app: INestApplication, services: HttpServices): void;
   /** Every route served, as `METHOD /path/:param` (HEAD aside): for the OpenAPI completeness test. */
   routes(app: INestApplication): string[];
+  /** Once Nest has registered every route (after `app.init()`). */
+  ready(app: INestApplication): void;
 }
 
 /** The platform named by HTTP_PLATFORM; only its own packages are loaded. */
