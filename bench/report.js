@@ -28,8 +28,35 @@ function table(rows, log) {
   for (const r of rows) log(line(cols.map((c) => String(c[2](r)))));
 }
 
-/** The issue's targets, each { target, value, ok } with ok null when its yardstick is missing. */
-function targets({ results: r, baselines: b, servicePeakRss, seedChecks }) {
+/** Express's share of Fastify's throughput (CONTRACT §10: Express ≥ 0.7 × Fastify on item reads and adjustments). */
+const PLATFORM_RATIO = 0.7;
+const RATIO_SCENARIOS = ['itemGet', 'adjustSpread', 'adjustHot'];
+
+/** The issue's targets, each { target, value, ok } with ok null when its yardstick is missing; per platform, then the platforms compared. */
+function targets({ results, baselines: b, servicePeakRss, seedChecks }) {
+  const t = [];
+  for (const platform of Object.keys(results)) t.push(...platformTargets(results[platform], b, servicePeakRss[platform], platform));
+  const { express, fastify } = results;
+  if (express && fastify) {
+    for (const k of RATIO_SCENARIOS) {
+      if (!express[k] || !fastify[k]) continue;
+      const x = express[k].rps / fastify[k].rps;
+      t.push({ target: `${fastify[k].label.replace(/ \[fastify\]$/, '')}: Express ≥ ${PLATFORM_RATIO} × Fastify`, value: `${fmt(x, 3)} × (${fmt(express[k].rps)} vs ${fmt(fastify[k].rps)} req/s)`, ok: x >= PLATFORM_RATIO });
+    }
+  }
+  const all = Object.values(results).flatMap((r) => ORDER.map((k) => r[k]).filter(Boolean));
+  const errors = all.reduce((s, x) => s + x.errors, 0);
+  t.push({ target: 'zero errors (any status but the expected, socket errors, timeouts; warm-ups included)', value: String(errors), ok: errors === 0 });
+  const checks = all.filter((x) => x.check);
+  const violations = [...checks.map((x) => x.check), ...seedChecks].reduce((s, c) => s + c.violations.length, 0);
+  const mismatches = checks.filter((x) => !x.check.matches).length;
+  t.push({ target: 'zero invariant violations (ledger:verify after each write scenario and after seeding)', value: String(violations), ok: violations === 0 });
+  t.push({ target: 'every 201 is exactly one ledger transaction written (reservations: 201/200 = rows)', value: mismatches ? `${mismatches} mismatched` : 'all match', ok: mismatches === 0 });
+  return t;
+}
+
+/** The targets one platform's figures must meet. */
+function platformTargets(r, b, servicePeakRss, platform) {
   const t = [];
   for (const k of ['adjustSpread', 'adjustHot']) {
     const x = r[k];
@@ -61,26 +88,20 @@ function targets({ results: r, baselines: b, servicePeakRss, seedChecks }) {
     t.push({ target: `${ship.label}: one ship < 1 s`, value: `${ship.oneMs} ms`, ok: ship.oneStatus === 200 && ship.oneMs < 1000 });
     t.push({ target: `${ship.label}: three at once, every one 200`, value: `${ship.threeStatuses.join(', ')} in ${ship.threeMs} ms`, ok: ship.errors === 0 });
   }
-  t.push({ target: 'service peak RSS (VmHWM) < 300 MB', value: `${fmt(servicePeakRss)} MB`, ok: servicePeakRss === null ? null : servicePeakRss < 300 });
-  const all = ORDER.map((k) => r[k]).filter(Boolean);
-  const errors = all.reduce((s, x) => s + x.errors, 0);
-  t.push({ target: 'zero errors (any status but the expected, socket errors, timeouts; warm-ups included)', value: String(errors), ok: errors === 0 });
-  const checks = all.filter((x) => x.check);
-  const violations = [...checks.map((x) => x.check), ...seedChecks].reduce((s, c) => s + c.violations.length, 0);
-  const mismatches = checks.filter((x) => !x.check.matches).length;
-  t.push({ target: 'zero invariant violations (ledger:verify after each write scenario and after seeding)', value: String(violations), ok: violations === 0 });
-  t.push({ target: 'every 201 is exactly one ledger transaction written (reservations: 201/200 = rows)', value: mismatches ? `${mismatches} mismatched` : 'all match', ok: mismatches === 0 });
+  t.push({ target: `service peak RSS (VmHWM) < 300 MB [${platform}]`, value: `${fmt(servicePeakRss)} MB`, ok: servicePeakRss === null || servicePeakRss === undefined ? null : servicePeakRss < 300 });
   return t;
 }
 
 function report(run, log) {
   const { results, baselines: b } = run;
-  for (const r of Object.values(results)) {
+  const platforms = Object.keys(results);
+  for (const r of platforms.flatMap((p) => ORDER.map((k) => results[p][k]).filter(Boolean))) {
     r.vsTpcb = ratio(r.rps, b.tpcb?.rps);
     r.vsSelect = ratio(r.rps, b.select?.rps);
     r.vsHttp = ratio(r.rps, b.bareHttp?.rps);
   }
-  const rows = [...ORDER.map((k) => results[k]).filter(Boolean), ...['tpcb', 'select', 'bareHttp'].filter((k) => b[k]).map((k) => b[k])];
+  // Each scenario on each platform, side by side, then the baselines (pgbench, bare Node http).
+  const rows = [...ORDER.flatMap((k) => platforms.map((p) => results[p][k]).filter(Boolean)), ...['tpcb', 'select', 'bareHttp'].filter((k) => b[k]).map((k) => b[k])];
   const c = run.config;
   log(`\n${c.connections} connections, ${c.seconds} s per scenario, ${c.cpus} CPUs, Node ${c.node}, PostgreSQL ${c.postgres}${c.database === 'embedded' ? (c.durable ? ' (embedded)' : ' (embedded, fsync off)') : ''}` +
     `; RSS = the service process's peak, sampled every 100 ms; svc/db CPU = CPU ms per request of the service process and of PostgreSQL`);
@@ -89,12 +110,12 @@ function report(run, log) {
     log(`warning: the machine was busy when the run started (load average ${c.loadBefore.toFixed(1)} on ${c.cpus} CPUs): the figures are noisy`);
 
   log('\nchecks after each write scenario');
-  for (const r of ORDER.map((k) => results[k]).filter((x) => x?.check)) {
+  for (const r of ORDER.flatMap((k) => platforms.map((p) => results[p][k])).filter((x) => x?.check)) {
     const v = r.check.violations;
     log(`  ${r.label}: ${r.check.text} → ${r.check.matches ? 'match' : 'MISMATCH'}; ${r.check.checks} invariants: ${v.length ? v.map((x) => `${x.check} (${x.count} rows)`).join(', ') : 'all hold'}`);
     for (const x of v) for (const row of x.rows.slice(0, 3)) log(`      ${x.check}: ${JSON.stringify(row)}`);
   }
-  const undrained = ORDER.filter((k) => results[k] && !results[k].drained);
+  const undrained = platforms.flatMap((p) => ORDER.filter((k) => results[p][k] && !results[p][k].drained).map((k) => `${k} [${p}]`));
   if (undrained.length) log(`  note: ${undrained.join(', ')} had to be stopped hard (a connection got no answer); counts may include unanswered requests`);
 
   const t = targets(run);

@@ -3,8 +3,9 @@
 // The service benchmark (`npm run bench` = `npm run build && node bench/run.js`): the compiled service in
 // production mode (NODE_ENV=production, AUTH_MODE=jwt against a loopback identity provider, no rate limit)
 // on an embedded PostgreSQL (or BENCH_DATABASE_URL), seeded by SQL, driven over HTTP with autocannon.
-// Prints one table (also bench/results.json) with the targets of the issue as PASS/MISS. Exit 0 unless
-// the harness itself fails. See bench/README.md for the settings and what each scenario does.
+// Both HTTP platforms are measured in one run (BENCH_PLATFORMS, default express,fastify): one service process
+// each, every scenario run on one then the other, back to back, on the same data. Prints one table (also
+// bench/results.json) with the targets of the issue as PASS/MISS. Exit 0 unless the harness itself fails. See bench/README.md for the settings and what each scenario does.
 const { spawn } = require('node:child_process');
 const { mkdtempSync, openSync, readFileSync, rmSync } = require('node:fs');
 const { createServer } = require('node:net');
@@ -37,6 +38,9 @@ config.pgbenchScale = int('BENCH_PGBENCH_SCALE', config.connections);
 // BENCH_ONLY=adjustHot,itemGet runs only those scenarios (keys as in results.json); the baselines always run.
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim()).filter(Boolean)) : null;
 const wanted = (key) => !ONLY || ONLY.has(key);
+// BENCH_PLATFORMS=fastify measures one platform only; the default, both (CONTRACT §10).
+const PLATFORMS = (env.BENCH_PLATFORMS ?? 'express,fastify').split(',').map((s) => s.trim()).filter(Boolean);
+for (const p of PLATFORMS) if (!['express', 'fastify'].includes(p)) throw new Error(`BENCH_PLATFORMS: unknown platform ${p}`);
 // BENCH_STATEMENTS=1 (embedded database only): pg_stat_statements on; each scenario prints its top statements.
 const STATEMENTS = env.BENCH_STATEMENTS === '1' && !env.BENCH_DATABASE_URL;
 const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write', 'sales:read', 'sales:write'];
@@ -78,7 +82,7 @@ function startProdFlags() {
 }
 
 /** `node dist/main.js` in production mode, its output in a log file; resolves once /health answers 200. */
-async function startService(databaseUrl, idp) {
+async function startService(databaseUrl, idp, platform) {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'inventory-bench-service-')); // cwd: no stray .env is read
   const logFile = join(dir, 'service.log');
@@ -90,7 +94,7 @@ async function startService(databaseUrl, idp) {
   const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist/main.js')], {
     cwd: dir,
     env: {
-      PATH: env.PATH, HOME: env.HOME, NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl,
+      PATH: env.PATH, HOME: env.HOME, NODE_ENV: 'production', HTTP_PLATFORM: platform, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl,
       AUTH_MODE: 'jwt', IDP_ISSUER_URL: idp.issuer, IDP_AUDIENCE: idp.audience, CLAIM_NAMESPACE: idp.claimNamespace,
       // The rate limiter runs on every request, as in production, with a limit no scenario reaches.
       RATE_LIMIT_PER_MINUTE: '1000000000', ...passThrough,
@@ -100,6 +104,7 @@ async function startService(databaseUrl, idp) {
   const remove = () => (env.BENCH_KEEP_LOG === '1' ? log(`service log kept: ${logFile}`) : rmSync(dir, { recursive: true, force: true }));
   const service = {
     base: `http://127.0.0.1:${port}`,
+    platform,
     pid: child.pid,
     logFile,
     exited: null,
@@ -195,14 +200,23 @@ async function main() {
   cleanups.push(db.stop);
   const idp = await startIdp();
   cleanups.push(idp.stop);
-  const service = await startService(db.url, idp);
-  cleanups.push(service.stop);
-  log(`service up at ${service.base} (pid ${service.pid}, NODE_ENV=production, AUTH_MODE=jwt, issuer ${idp.issuer})`);
+  // One service process per platform, both up for the whole run (an idle one costs nothing).
+  const services = {};
+  for (const platform of PLATFORMS) {
+    const s = await startService(db.url, idp, platform);
+    cleanups.push(s.stop);
+    services[platform] = s;
+    log(`service up at ${s.base} on ${platform} (pid ${s.pid}, NODE_ENV=production, AUTH_MODE=jwt, issuer ${idp.issuer})`);
+  }
+  const service = services[PLATFORMS[0]];
 
   const tenant = randomUUID();
   const headers = { authorization: `Bearer ${idp.token({ tenantId: tenant, permissions: PERMISSIONS })}` };
-  const first = await fetch(`${service.base}/v1/uoms`, { headers }); // the tenant's first request provisions it
-  if (first.status !== 200) throw new Error(`GET /v1/uoms with a fresh token: ${first.status} ${await first.text()}`);
+  // The tenant's first request provisions it (on each service: each process keeps its own provisioning cache).
+  for (const s of Object.values(services)) {
+    const first = await fetch(`${s.base}/v1/facilities`, { headers });
+    if (first.status !== 200) throw new Error(`GET /v1/facilities with a fresh token on ${s.platform}: ${first.status} ${await first.text()}`);
+  }
 
   const pg = await connect(db.url);
   cleanups.push(() => pg.end());
@@ -216,24 +230,30 @@ async function main() {
   log(`  seeded; invariants ${seedCheck.violations.length ? `${seedCheck.violations.length} VIOLATED` : 'ok'}`);
 
   const defs = scenarios(ctx);
-  const common = { service, pg, tenant, headers, postmaster };
-  const results = {};
+  const common = { pg, tenant, headers, postmaster };
+  const results = Object.fromEntries(PLATFORMS.map((p) => [p, {}]));
+  // Every scenario on each platform in turn, back to back (same data, same machine state).
+  const onEach = async (key, def, label = def.label) => {
+    for (const p of PLATFORMS) results[p][key] = await runScenario(key, def, { ...common, service: services[p], label: `${label} [${p}]` });
+  };
   const lines = async () => n((await counts(pg, tenant)).lines);
   log(`\nreads, ledger of ${await lines()} lines`);
-  if (wanted('itemGet')) results.itemGet = await runScenario('itemGet', defs.itemGet, common);
-  if (wanted('itemSearch')) results.itemSearch = await runScenario('itemSearch', defs.itemSearch, common);
+  if (wanted('itemGet')) await onEach('itemGet', defs.itemGet);
+  if (wanted('itemSearch')) await onEach('itemSearch', defs.itemSearch);
   const small = await lines();
-  if (wanted('transactionsSmall')) results.transactionsSmall = await runScenario('transactionsSmall', defs.transactions, { ...common, label: `${defs.transactions.label}, ${small} lines` });
-  if (wanted('availabilitySmall')) results.availabilitySmall = await runScenario('availabilitySmall', defs.availability, { ...common, label: `${defs.availability.label}, ${small} lines` });
+  if (wanted('transactionsSmall')) await onEach('transactionsSmall', defs.transactions, `${defs.transactions.label}, ${small} lines`);
+  if (wanted('availabilitySmall')) await onEach('availabilitySmall', defs.availability, `${defs.availability.label}, ${small} lines`);
 
   log('\nwrites (each followed by the row-count check and every ledger invariant)');
-  for (const key of ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel']) if (wanted(key)) results[key] = await runScenario(key, defs[key], common);
+  for (const key of ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel']) if (wanted(key)) await onEach(key, defs[key]);
 
   if (wanted('shipLarge')) {
     log('\ndocuments');
-    results.shipLarge = await shipLarge(service.base, headers, ctx);
-    const s = results.shipLarge;
-    log(`  ${s.label}: one ship ${s.oneMs} ms (${s.oneStatus}); three at once ${s.threeMs} ms (${s.threeStatuses.join(', ')})`);
+    for (const p of PLATFORMS) {
+      const s = (results[p].shipLarge = await shipLarge(services[p].base, headers, ctx));
+      s.label = `${s.label} [${p}]`;
+      log(`  ${s.label}: one ship ${s.oneMs} ms (${s.oneStatus}); three at once ${s.threeMs} ms (${s.threeStatuses.join(', ')})`);
+    }
   }
 
   let growCheck = null;
@@ -243,11 +263,12 @@ async function main() {
     growCheck = await verify(pg, tenant);
     const large = await lines();
     log(`  ${large} lines; invariants ${growCheck.violations.length ? `${growCheck.violations.length} VIOLATED` : 'ok'}`);
-    if (wanted('transactionsLarge')) results.transactionsLarge = await runScenario('transactionsLarge', defs.transactions, { ...common, label: `${defs.transactions.label}, ${large} lines` });
-    if (wanted('availabilityLarge')) results.availabilityLarge = await runScenario('availabilityLarge', defs.availability, { ...common, label: `${defs.availability.label}, ${large} lines` });
-    if (wanted('transactionsFirstPage') || wanted('transactionsDeepCursor')) Object.assign(results, await deepCursor(common, large));
+    if (wanted('transactionsLarge')) await onEach('transactionsLarge', defs.transactions, `${defs.transactions.label}, ${large} lines`);
+    if (wanted('availabilityLarge')) await onEach('availabilityLarge', defs.availability, `${defs.availability.label}, ${large} lines`);
+    if (wanted('transactionsFirstPage') || wanted('transactionsDeepCursor'))
+      for (const p of PLATFORMS) Object.assign(results[p], await deepCursor({ ...common, service: services[p] }, large));
   }
-  const servicePeakRss = peakRss(service.pid);
+  const servicePeakRss = Object.fromEntries(PLATFORMS.map((p) => [p, peakRss(services[p].pid)]));
 
   log('\nbaselines');
   const baselines = {};
@@ -264,7 +285,7 @@ async function main() {
   }
 
   report({
-    config: { ...config, pgbench: pgbenchBin, pgbenchVersion, postgres: pgVersion, node: process.version, cpus: cpus().length, tenant, loadBefore },
+    config: { ...config, platforms: PLATFORMS, pgbench: pgbenchBin, pgbenchVersion, postgres: pgVersion, node: process.version, cpus: cpus().length, tenant, loadBefore },
     results, baselines, servicePeakRss, seedChecks: [seedCheck, growCheck].filter(Boolean), jwksRequests: idp.jwksRequests,
   }, log);
 }

@@ -36,8 +36,8 @@ export class AppModule {
       module: AppModule,
       global: true,
       imports: [
-        // The request context (AsyncLocalStorage) is entered by a Fastify onRequest hook (bootstrap.ts), not by
-        // nestjs-cls's middleware: no middleware layer (middie) on the request path.
+        // The request context (AsyncLocalStorage) is entered by the HTTP platform's request hook (src/http/), not
+        // by nestjs-cls's middleware: no middleware layer on the request path.
         ClsModule.forRoot({ global: true }),
         PassportModule,
         DatabaseModule.forRoot(databaseUrl, {

@@ -6,7 +6,7 @@ import { EmbeddedDatabase, startEmbeddedPostgres, takeOverSignals } from './data
 import { createLogger, flushLogSync } from './common/logging';
 import { loadDemoData } from './demo/demo-data';
 import { SERVICE_VERSION } from './health/health.controller';
-import { drains } from './shutdown';
+import { drains } from './http/drain';
 
 async function main(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
@@ -54,8 +54,8 @@ async function main(): Promise<void> {
   process.once('SIGTERM', shutdown);
   await app.listen(settings.PORT, settings.HOST);
   log.info(
-    { host: settings.HOST, port: settings.PORT, authMode: settings.AUTH_MODE, version: SERVICE_VERSION, node: process.version },
-    `inventory-service listening on http://${settings.HOST}:${settings.PORT} (auth mode ${settings.AUTH_MODE})`,
+    { host: settings.HOST, port: settings.PORT, platform: settings.HTTP_PLATFORM, authMode: settings.AUTH_MODE, version: SERVICE_VERSION, node: process.version },
+    `inventory-service listening on http://${settings.HOST}:${settings.PORT} (${settings.HTTP_PLATFORM}, auth mode ${settings.AUTH_MODE})`,
   );
   log.flush(); // the line process supervisors wait for: not held in the log buffer
   // A first look: the demo tenant, loaded through the API when the dev tenant has no items yet.

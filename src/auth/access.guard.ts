@@ -1,8 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import { ClsService } from 'nestjs-cls';
-import { PRINCIPAL } from '../common/logging';
+import { HttpRequest, notePrincipal } from '../http/platform';
 import { Settings } from '../config/settings';
 import { AppError } from '../common/errors';
 import { Principal } from '../tenancy/request-context';
@@ -35,7 +34,7 @@ export class AccessGuard implements CanActivate {
   private admit(ctx: ExecutionContext, route: RouteAccess, principal: Principal): boolean {
     this.cls.set('principal', principal);
     // For the request's log line (tenant and user), written when the response has gone.
-    (ctx.switchToHttp().getRequest<Record<symbol, unknown>>())[PRINCIPAL] = principal;
+    notePrincipal(ctx.switchToHttp().getRequest<object>(), principal);
     if (!route.required.length) throw new AppError(403, 'forbidden', 'This route grants no access');
     const missing = route.required.filter((p) => !principal.permissions.has(p));
     if (missing.length) throw new AppError(403, 'forbidden', `Missing permission: ${missing.join(', ')}`);
@@ -69,7 +68,7 @@ export class AccessGuard implements CanActivate {
     }
     if (!this.jwt) throw new Error('AUTH_MODE=jwt without a JwtStrategy');
     const http = ctx.switchToHttp();
-    return this.jwt.principalOf(http.getRequest<Request>(), http.getResponse<Response>());
+    return this.jwt.principalOf(http.getRequest<HttpRequest>(), http.getResponse<object>());
   }
 }
 

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
+import type { HttpRequest as Request } from '../http/platform';
 import passport from 'passport';
 import { ExtractJwt, Strategy } from 'passport-jwt';
 import { Settings } from '../config/settings';
@@ -67,14 +67,14 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
    * registry holds under 'jwt': with several apps in one process (tests), that is the last one created.
    * passport binds its per-request callbacks onto the strategy object, hence one derived object per request.
    */
-  principalOf(req: Request, res: Response): Principal | Promise<Principal> {
+  principalOf(req: Request, res: object): Principal | Promise<Principal> {
     const auth = req.headers.authorization;
     const token = typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7) : undefined;
     const cached = token ? this.verified.get(token) : undefined;
     return cached ?? this.verifyAndRemember(req, res, token);
   }
 
-  private async verifyAndRemember(req: Request, res: Response, token: string | undefined): Promise<Principal> {
+  private async verifyAndRemember(req: Request, res: object, token: string | undefined): Promise<Principal> {
     const principal = await this.verify(req, res);
     // Verified: its claims were parsed, so exp is a number (principalFromClaims requires it).
     if (token) this.verified.set(token, principal, JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')).exp);
@@ -84,7 +84,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   /** Tokens verified recently, by their text (see VerifiedTokens). */
   private readonly verified = new VerifiedTokens<Principal>();
 
-  private verify(req: Request, res: Response): Promise<Principal> {
+  private verify(req: Request, res: object): Promise<Principal> {
     return new Promise((resolve, reject) => {
       const strategy = Object.create(this) as JwtStrategy;
       passport.authenticate(strategy, { session: false }, (err: unknown, user: Principal | false, info: unknown) => {

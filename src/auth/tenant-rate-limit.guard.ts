@@ -1,8 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable, OnModuleDestroy } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
 import { ClsService } from 'nestjs-cls';
 import { AppError } from '../common/errors';
 import { Settings } from '../config/settings';
+import { setHeader } from '../http/platform';
 import { Principal } from '../tenancy/request-context';
 import { RateWindows } from './rate-windows';
 
@@ -37,10 +37,10 @@ export class TenantRateLimitGuard implements CanActivate, OnModuleDestroy {
     const principal = this.cls.get<Principal | undefined>('principal');
     if (!principal) return true;
     const r = this.windows.hit(principal.tenantId, MINUTE_MS, this.limit);
-    const reply = ctx.switchToHttp().getResponse<FastifyReply>();
-    reply.header('X-RateLimit-Limit', this.limit);
-    reply.header('X-RateLimit-Remaining', Math.max(0, this.limit - r.totalHits));
-    reply.header('X-RateLimit-Reset', r.timeToExpire);
+    const reply = ctx.switchToHttp().getResponse<object>();
+    setHeader(reply, 'X-RateLimit-Limit', this.limit);
+    setHeader(reply, 'X-RateLimit-Remaining', Math.max(0, this.limit - r.totalHits));
+    setHeader(reply, 'X-RateLimit-Reset', r.timeToExpire);
     if (r.isBlocked) {
       throw Object.assign(new AppError(429, 'rate_limited', 'Rate limit exceeded; retry after the time in Retry-After'), {
         retryAfter: r.timeToBlockExpire,

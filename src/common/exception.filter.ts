@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger, Optional } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { Metrics } from '../metrics/metrics';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpRequest, noteFailure } from '../http/platform';
 import { CONSTRAINT_ERRORS, unmappedConstraint } from './constraints';
 import { AppError, constraintOf, ErrorCode, ErrorDetail, MAX_ERROR_DETAILS } from './errors';
 
@@ -43,11 +44,13 @@ export interface ErrorBody {
   details?: ErrorDetail[];
 }
 
-/** Maps any thrown value (domain, Nest, Fastify, database, unknown) to the contract's error body. */
+/** Maps any thrown value (domain, Nest, Express, Fastify, database, unknown) to the contract's error body. */
 export function toErrorBody(err: unknown): ErrorBody {
-  // Nest hands Fastify's own 4xx errors over wrapped in an HttpException: mapped below by their code.
+  // Nest hands the platforms' own 4xx errors over wrapped in an HttpException: mapped below by their code.
   const cause = err instanceof HttpException ? (err.cause as { code?: unknown } | undefined) : undefined;
   if (typeof cause?.code === 'string' && cause.code.startsWith('FST_ERR_')) err = cause;
+  // Express's router: a path parameter that cannot be decoded (src/http/express.ts refuses such paths first).
+  if (cause instanceof URIError) return { error: 'bad_request', message: 'Malformed URL: it cannot be decoded', status: 400 };
   if (err instanceof AppError) {
     // A 400 lists at most 50 details (CONTRACT §1); its message says how many there were.
     const details = err.details && err.status === 400 ? err.details.slice(0, MAX_ERROR_DETAILS) : err.details;
@@ -122,24 +125,28 @@ function duplicateMessage(err: unknown): string {
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
-  constructor(@Optional() private readonly metrics?: Metrics) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Optional() private readonly metrics?: Metrics,
+  ) {}
 
   catch(err: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
-    const res = ctx.getResponse<FastifyReply>();
-    const req = ctx.getRequest<FastifyRequest>();
+    const res = ctx.getResponse<object>();
+    const req = ctx.getRequest<HttpRequest>();
+    const http = this.adapterHost.httpAdapter;
     const body = toErrorBody(err);
     this.metrics?.refused(body.error, body.status);
     const constraint = AppError.sqlState(err)?.startsWith('23') ? constraintOf(err) : undefined;
     if (constraint && body.status < 500 && !(constraint in CONSTRAINT_ERRORS) && AppError.sqlState(err) !== '23505')
       this.logger.warn({ constraint, method: req?.method, url: req?.originalUrl }, `unmapped constraint ${constraint} answered ${body.status}`);
     // The request's log line (src/common/logging.ts) is written at error level with this cause.
-    if (body.status >= 500 && res) (res as unknown as { err?: unknown }).err = err;
+    if (body.status >= 500 && res) noteFailure(res, err);
     else if (body.status >= 500) this.logger.error({ err }, `${body.error} outside an HTTP request`);
-    if (res.sent || res.raw.headersSent) return;
-    if (body.status === 429) res.header('Retry-After', String((err as { retryAfter?: number }).retryAfter ?? 60));
-    if (body.status === 503) res.header('Retry-After', '1');
-    if (body.status === 401) res.header('WWW-Authenticate', 'Bearer');
-    res.status(body.status).send(body);
+    if (http.isHeadersSent(res)) return;
+    if (body.status === 429) http.setHeader(res, 'Retry-After', String((err as { retryAfter?: number }).retryAfter ?? 60));
+    if (body.status === 503) http.setHeader(res, 'Retry-After', '1');
+    if (body.status === 401) http.setHeader(res, 'WWW-Authenticate', 'Bearer');
+    http.reply(res, body, body.status);
   }
 }

@@ -1,5 +1,5 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpRequest, HttpResponse } from '../http/platform';
 import { ClsService } from 'nestjs-cls';
 import { concatMap, Observable, of } from 'rxjs';
 import { UnitOfWork } from '../database/unit-of-work';
@@ -36,13 +36,13 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ) {}
 
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> | Promise<Observable<unknown>> {
-    const req = ctx.switchToHttp().getRequest<FastifyRequest>();
+    const req = ctx.switchToHttp().getRequest<HttpRequest>();
     const key = req.headers[IDEMPOTENCY_HEADER_LOWER];
     if (req.method !== 'POST' || key === undefined || !this.cls.get('principal')) return next.handle();
     return this.keyed(ctx, next, req, key);
   }
 
-  private async keyed(ctx: ExecutionContext, next: CallHandler, req: FastifyRequest, key: string | string[]): Promise<Observable<unknown>> {
+  private async keyed(ctx: ExecutionContext, next: CallHandler, req: HttpRequest, key: string | string[]): Promise<Observable<unknown>> {
     // A retried unit of work runs this again: only the attempt that took the key may store a failure.
     this.cls.set(TAKEN_KEY, undefined);
     if (typeof key !== 'string' || key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
@@ -54,7 +54,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const tenantId = this.uow.tenantId;
     const hash = requestHash(req.method, req.originalUrl, req.body);
     const taken = await takeKey(manager, { tenantId, key, hash });
-    const res = ctx.switchToHttp().getResponse<FastifyReply>();
+    const res = ctx.switchToHttp().getResponse<HttpResponse>();
 
     if (!taken) {
       const stored = await storedKey(manager, tenantId, key);
@@ -82,7 +82,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     this.uow.keepOpen();
     return next.handle().pipe(
       concatMap(async (body) => {
-        // JSON.stringify is what Fastify sends (Dates as ISO strings), stored unparsed in a `json` column.
+        // JSON.stringify is what Express and Fastify send (Dates as ISO strings), stored unparsed in a `json` column.
         await this.uow.finishWith(() => storeResponse(manager, tenantId, key, res.statusCode, JSON.stringify(body ?? null)));
         return body;
       }),

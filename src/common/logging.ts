@@ -1,12 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import pino, { Logger } from 'pino';
 import type { LoggerService } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
-import type { Principal } from '../tenancy/request-context';
 
-/** What the access guard leaves on the request for the request log line. */
+/** What the access guard leaves on the request for the request log line (src/http/platform.ts). */
 export const PRINCIPAL = Symbol('principal');
 
 /**
@@ -84,41 +81,6 @@ export function logRequest(logger: Logger, line: RequestLine, aborted = false): 
     logger.error(line, `${msg} ${line.status}`);
     logger.flush();
   } else logger.info(line, `${msg} ${line.status}`);
-}
-
-/**
- * Fastify onRequest hook, one of the first: the request id (echoed in `X-Request-Id`) and one log line per
- * request when it ends (`logRequest`): request id, tenant, user, method, route pattern (never the raw URL
- * with its ids), status and duration, with the cause of a 5xx (the exception filter leaves it on the reply
- * as `err`). The access guard leaves the principal on the request. One `close` listener per request and one
- * pino call: what pino-http did with two child loggers and four listeners per request, at a fifth of the CPU
- * (bench/README.md, fifth round).
- */
-export function requestLog(logger: Logger) {
-  return (request: FastifyRequest & { [PRINCIPAL]?: Principal }, reply: FastifyReply & { err?: unknown }, done: () => void): void => {
-    const started = performance.now();
-    const requestId = requestIdOf(request.headers);
-    reply.header('X-Request-Id', requestId);
-    const res = reply.raw;
-    res.once('close', () => {
-      const url = request.routeOptions.url;
-      // Probes are not logged.
-      if (url === '/health' || url === '/health/live') return;
-      const principal = request[PRINCIPAL];
-      const line: RequestLine = {
-        requestId,
-        tenant: principal?.tenantId,
-        user: principal?.userId,
-        method: request.method,
-        route: url && !url.includes('*') ? url : 'unmatched',
-        status: res.statusCode,
-        ms: Math.round(performance.now() - started),
-        err: reply.err,
-      };
-      logRequest(logger, line, !res.writableFinished);
-    });
-    done();
-  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpRequest, setHeader } from '../http/platform';
 import { AppError } from './errors';
 
 export { assertVersion } from './errors';
@@ -10,7 +10,7 @@ export { assertVersion } from './errors';
  * A malformed value is 400; comparing it is `assertVersion`'s job.
  */
 const readIfMatch = createParamDecorator((_: unknown, ctx: ExecutionContext): number | undefined => {
-  const raw = ctx.switchToHttp().getRequest<FastifyRequest>().headers['if-match'];
+  const raw = ctx.switchToHttp().getRequest<HttpRequest>().headers['if-match'];
   if (raw === undefined || raw === '*') return undefined;
   const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(String(raw));
   if (!m) throw new AppError(400, 'validation_failed', 'If-Match must be a document version, e.g. "3"', [{ field: 'If-Match', message: 'must be "<version>"' }]);
@@ -37,7 +37,7 @@ export const IfMatch = (): ParameterDecorator => (target, key, index) => {
 };
 
 /** Single-document responses (`{data: {version}}`) carry `ETag: "<version>"` (set by UnitOfWorkInterceptor). */
-export function setETag(reply: FastifyReply, body: unknown): void {
+export function setETag(reply: object, body: unknown): void {
   const data = (body as { data?: { version?: unknown } } | undefined)?.data;
-  if (typeof data?.version === 'number' && !Array.isArray(data)) reply.header('ETag', `"${data.version}"`);
+  if (typeof data?.version === 'number' && !Array.isArray(data)) setHeader(reply, 'ETag', `"${data.version}"`);
 }

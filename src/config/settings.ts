@@ -38,6 +38,10 @@ export class Settings {
   @Transform(emptyToUndefined) @IsString()
   HOST = '0.0.0.0';
 
+  /** The NestJS HTTP platform (CONTRACT §10): Express (@nestjs/platform-express) or Fastify (@nestjs/platform-fastify). */
+  @IsIn(['express', 'fastify'], { message: 'HTTP_PLATFORM must be express or fastify' })
+  HTTP_PLATFORM: 'express' | 'fastify' = 'express';
+
   /** Unset: an embedded PostgreSQL is started with its data under EMBEDDED_PG_DIR. */
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   @Matches(/^postgres(ql)?:\/\/[^\s]+$/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// connection URL, e.g. postgres://user:password@host:5432/database' })

@@ -1,7 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiTags, ApiOperation } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { FastifyReply } from 'fastify';
+import type { HttpResponse } from '../http/platform';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -34,7 +34,7 @@ export class HealthController {
   @Public()
   @ApiOkResponse({ description: '{service, status, version, timestamp}' })
   @ApiOperation({ summary: 'Readiness: the service and its database' })
-  async check(@Res({ passthrough: true }) res: FastifyReply) {
+  async check(@Res({ passthrough: true }) res: HttpResponse) {
     const up = await this.databaseUp();
     res.status(up ? 200 : 503);
     return {

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 
@@ -72,14 +71,12 @@ export class Metrics {
     });
   }
 
-  /** Fastify onResponse hook: counts and times every request when its response has been sent. */
-  readonly onResponse = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-    const url = request.routeOptions.url;
-    const labels = { method: request.method, route: url && !url.includes('*') ? url : 'unmatched', status: String(reply.statusCode) };
+  /** Counts and times a request whose response has been sent (called by src/http/platform.ts RequestObserver). */
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
     this.requests.inc(labels);
-    this.duration.observe(labels, reply.elapsedTime / 1000);
-    done();
-  };
+    this.duration.observe(labels, seconds);
+  }
 
   posted(type: string): void {
     this.postings.inc({ type });

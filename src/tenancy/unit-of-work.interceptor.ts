@@ -1,5 +1,5 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpRequest, HttpResponse } from '../http/platform';
 import { ClsService } from 'nestjs-cls';
 import { from, lastValueFrom, Observable } from 'rxjs';
 import { IdempotencyFailures } from '../common/idempotency.interceptor';
@@ -29,10 +29,10 @@ export class UnitOfWorkInterceptor implements NestInterceptor {
     const principal = this.cls.get<Principal | undefined>('principal');
     if (!principal) return next.handle(); // @Public routes manage their own database access
     const http = ctx.switchToHttp();
-    return from(this.run(principal, next, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>()));
+    return from(this.run(principal, next, http.getRequest<HttpRequest>(), http.getResponse<HttpResponse>()));
   }
 
-  private async run(principal: Principal, next: CallHandler, req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  private async run(principal: Principal, next: CallHandler, req: HttpRequest, reply: HttpResponse): Promise<unknown> {
     try {
       const provisioning = this.provisioner.ensure(principal.tenantId);
       if (provisioning) await provisioning;

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type * as JwtStrategyModule from '../../src/auth/jwt.strategy';
 import { fromDist } from '../support/dist';
-import { newTenant, startApp, TestContext } from '../support/app';
+import { newTenant, startApp, TestContext, PLATFORMS } from '../support/app';
 
 const { principalFromClaims } = fromDist<typeof JwtStrategyModule>('auth/jwt.strategy');
 
 const UNAUTHORIZED = { error: 'unauthorized', message: expect.any(String), status: 401 };
 
-describe('authentication and permissions (CONTRACT §3)', () => {
+describe.each(PLATFORMS)('authentication and permissions (CONTRACT §3) on %s', (platform) => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await startApp();
+    ctx = await startApp({ HTTP_PLATFORM: platform });
   });
   afterAll(() => ctx.close());
 
@@ -61,7 +61,7 @@ describe('authentication and permissions (CONTRACT §3)', () => {
     });
 
     it('when the IdP cannot be reached, without saying where it is (a second app in the process)', async () => {
-      const other = await startApp();
+      const other = await startApp({ HTTP_PLATFORM: platform });
       try {
         // concurrent first requests, all waiting for the one JWKS fetch, each answered as itself
         const tenants = await Promise.all(Array.from({ length: 8 }, () => newTenant(other, ['catalog:read', 'catalog:write'])));

@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { testDatabaseUrl } from '../support/app';
+import { PLATFORMS, testDatabaseUrl } from '../support/app';
 import { DIST_DIR, nativeRequire } from '../support/dist';
 import { startServiceProcess } from '../support/processes';
 
@@ -29,6 +29,8 @@ describe('docker/ files', () => {
     expect(runtime).not.toMatch(/npm run build|tsc|COPY src/);
     expect(runtime).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
     expect(runtime).toMatch(/^USER node$/m);
+    // Express by default (CONTRACT §10); HTTP_PLATFORM=fastify at run time switches.
+    expect(runtime).toMatch(/^\s+HTTP_PLATFORM=express \\$/m);
     // The image starts the service as `npm run start:prod` does (same node flags).
     const startProd = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts['start:prod'] as string;
     expect(startProd).toMatch(/^node (--[\w-]+=\w+ )*dist\/main\.js$/);
@@ -55,6 +57,7 @@ describe('docker/ files', () => {
     expect(api.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
     expect(api.environment?.DATABASE_URL).toMatch(/^postgres:\/\/[^@]+@postgres:5432\//);
     expect(api.ports).toEqual(['3000:3000']);
+    expect(api.environment?.HTTP_PLATFORM).toBe('${HTTP_PLATFORM:-express}');
     // The development identity provider, from the same image.
     const idp = compose.services.idp as { build?: unknown; command?: string[]; environment?: Record<string, string> };
     expect(idp.build).toEqual(api.build);
@@ -82,12 +85,17 @@ describe('docker/ files', () => {
       });
       expect(`${migrate.stdout}${migrate.stderr}`).not.toMatch(/error/i);
 
-      const service = await startServiceProcess({ DATABASE_URL: testDatabaseUrl(), AUTH_MODE: 'dev', LOG_LEVEL: 'info' }, join(dir, 'dist'));
-      try {
-        await service.http.get('/health').expect(200);
-        await service.http.get('/v1/uoms').expect(200);
-      } finally {
-        await service.stop();
+      // Both platforms are production dependencies: the image serves on either.
+      for (const platform of PLATFORMS) {
+        const service = await startServiceProcess({ HTTP_PLATFORM: platform, DATABASE_URL: testDatabaseUrl(), AUTH_MODE: 'dev', LOG_LEVEL: 'info' }, join(dir, 'dist'));
+        try {
+          expect(service.output()).toContain(`(${platform}, auth mode dev)`);
+          await service.http.get('/health').expect(200);
+          await service.http.get('/v1/uoms').expect(200);
+          await service.http.get('/docs').expect(200).expect('Content-Type', /text\/html/);
+        } finally {
+          await service.stop();
+        }
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { newTenant, startApp, TestContext } from '../support/app';
+import { newTenant, startApp, TestContext, PLATFORMS } from '../support/app';
 import { nativeRequire } from '../support/dist';
 
 type Page = {
@@ -18,11 +18,11 @@ const available = existsSync(CHROMIUM);
 if (!available) process.stdout.write(`docs-ui: skipped, no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)\n`);
 
 /** The interactive docs in a real headless browser: authorize with a token, try GET /v1/items, see 200. */
-(available ? describe : describe.skip)('/docs in headless Chromium', () => {
+(available ? describe : describe.skip).each(PLATFORMS)('/docs in headless Chromium on %s', (platform) => {
   let ctx: TestContext;
   let browser: Browser;
   beforeAll(async () => {
-    ctx = await startApp();
+    ctx = await startApp({ HTTP_PLATFORM: platform });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       // Offline machine: no background networking, no component updates (their requests would be refused).

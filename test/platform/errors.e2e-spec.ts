@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import type * as FilterModule from '../../src/common/exception.filter';
 import { fromDist } from '../support/dist';
-import { newTenant, startApp, Tenant, TestContext } from '../support/app';
+import { newTenant, startApp, Tenant, TestContext, PLATFORMS } from '../support/app';
 
 const { toErrorBody } = fromDist<typeof FilterModule>('common/exception.filter');
 
@@ -14,11 +14,11 @@ function expectNothingInternal(body: unknown): void {
   expect(text).not.toMatch(/QueryFailedError|SQLSTATE|stack|pg_|relation "/i);
 }
 
-describe('errors and request conventions (CONTRACT §1, §2)', () => {
+describe.each(PLATFORMS)('errors and request conventions (CONTRACT §1, §2) on %s', (platform) => {
   let ctx: TestContext;
   let t: Tenant;
   beforeAll(async () => {
-    ctx = await startApp();
+    ctx = await startApp({ HTTP_PLATFORM: platform });
     t = await newTenant(ctx);
   });
   afterAll(() => ctx.close());
@@ -40,9 +40,9 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
 
   describe('paths', () => {
     it('a trailing slash and the letter case of the path do not matter', async () => {
-      const canonical = (await t.get('/v1/uoms').expect(200)).body;
-      expect((await t.get('/v1/uoms/').expect(200)).body).toEqual(canonical);
-      expect((await t.get('/V1/UOMS').expect(200)).body).toEqual(canonical);
+      const canonical = (await t.get('/v1/facilities').expect(200)).body;
+      expect((await t.get('/v1/facilities/').expect(200)).body).toEqual(canonical);
+      expect((await t.get('/V1/FACILITIES').expect(200)).body).toEqual(canonical);
     });
 
     it('a path that cannot be decoded → 400 bad_request in the error shape, with a request id and the security headers', async () => {
@@ -191,7 +191,7 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
     });
 
     it('Content-Encoding on a request without a body is ignored', async () => {
-      await t.get('/v1/uoms').set('Content-Encoding', 'zstd').expect(200);
+      await t.get('/v1/facilities').set('Content-Encoding', 'zstd').expect(200);
     });
 
     it('Content-Encoding gzip, deflate and br bodies are inflated, the 1 MiB limit applies to the inflated body, other encodings → 400', async () => {
@@ -277,13 +277,13 @@ describe('errors and request conventions (CONTRACT §1, §2)', () => {
 
   describe('X-Request-Id', () => {
     it('is echoed when sent', async () => {
-      const res = await t.get('/v1/uoms').set('X-Request-Id', 'trace-abc.123:x').expect(200);
+      const res = await t.get('/v1/facilities').set('X-Request-Id', 'trace-abc.123:x').expect(200);
       expect(res.headers['x-request-id']).toBe('trace-abc.123:x');
     });
 
     it('is generated when absent or unusable, also on errors', async () => {
-      const a = await t.get('/v1/uoms').expect(200);
-      const b = await t.get('/v1/uoms').expect(200);
+      const a = await t.get('/v1/facilities').expect(200);
+      const b = await t.get('/v1/facilities').expect(200);
       expect(a.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
       expect(b.headers['x-request-id']).not.toBe(a.headers['x-request-id']);
       const bad = await ctx.http.get('/v1/uoms').set('X-Request-Id', 'x'.repeat(500)).expect(401);

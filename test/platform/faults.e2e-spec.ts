@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newTenant, startApp, TestContext } from '../support/app';
+import { newTenant, startApp, TestContext, PLATFORMS } from '../support/app';
 import { fromDist } from '../support/dist';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { eventually, OutageDatabase } from '../support/outage';
@@ -17,7 +17,7 @@ const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
  * every 201 is in the ledger, nothing refused is (except a request whose COMMIT was in flight when the
  * connection broke: its 503 says the outcome is unknown), and every invariant holds.
  */
-describe('database killed under load', () => {
+describe.each(PLATFORMS)('database killed under load on %s', (platform) => {
   const dir = mkdtempSync(join(tmpdir(), 'inventory-fault-pg-'));
   let db: OutageDatabase;
   let ctx: TestContext;
@@ -25,7 +25,7 @@ describe('database killed under load', () => {
   beforeAll(async () => {
     db = new OutageDatabase(dir, await freePort(), true);
     await db.start();
-    ctx = await startApp({ DB_POOL_SIZE: '5', DB_ACQUIRE_TIMEOUT_MS: '1000' }, db.url);
+    ctx = await startApp({ HTTP_PLATFORM: platform, DB_POOL_SIZE: '5', DB_ACQUIRE_TIMEOUT_MS: '1000' }, db.url);
   }, 60_000);
   afterAll(async () => {
     await ctx?.close();

@@ -4,7 +4,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
-import { startApp, TestContext } from '../support/app';
+import { startApp, TestContext, PLATFORMS } from '../support/app';
 import { fromDist } from '../support/dist';
 import { recordsOfEveryKind, routeWithIds } from '../support/fixtures';
 import { checked } from '../support/openapi-check';
@@ -187,10 +187,10 @@ function withNull(body: unknown, path: Array<string | number>): unknown {
   return copy;
 }
 
-describe('generated input to every write and list route', () => {
+describe.each(PLATFORMS)('generated input to every write and list route on %s', (platform) => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await startApp({ RATE_LIMIT_PER_MINUTE: '0' });
+    ctx = await startApp({ HTTP_PLATFORM: platform, RATE_LIMIT_PER_MINUTE: '0' });
   });
   afterAll(() => ctx.close());
 

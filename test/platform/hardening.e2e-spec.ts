@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { newTenant, startApp, TestContext } from '../support/app';
+import { newTenant, startApp, TestContext, PLATFORMS } from '../support/app';
 
 /** Raw bytes to the service, the whole answer back (status line, headers, body). */
 function raw(url: string, request: string): Promise<string> {
@@ -13,10 +13,10 @@ function raw(url: string, request: string): Promise<string> {
   });
 }
 
-describe('Hardening: answers to hostile or odd requests', () => {
+describe.each(PLATFORMS)('Hardening: answers to hostile or odd requests on %s', (platform) => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await startApp();
+    ctx = await startApp({ HTTP_PLATFORM: platform });
   });
   afterAll(() => ctx.close());
 

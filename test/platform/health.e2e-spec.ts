@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../support/ports';
-import { newTenant, startApp, TestContext } from '../support/app';
+import { newTenant, startApp, TestContext, PLATFORMS } from '../support/app';
 import { eventually, OutageDatabase } from '../support/outage';
 import { startServiceProcess } from '../support/processes';
 
@@ -12,10 +12,10 @@ const HEALTH = {
   timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
 };
 
-describe('GET /health', () => {
+describe.each(PLATFORMS)('GET /health on %s', (platform) => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await startApp();
+    ctx = await startApp({ HTTP_PLATFORM: platform });
   });
   afterAll(() => ctx.close());
 
@@ -71,10 +71,10 @@ describe('database outage (CONTRACT §2: 503, recovers by itself)', () => {
   }, 60_000);
 });
 
-describe('public paths outside /v1 (CONTRACT §1)', () => {
+describe.each(PLATFORMS)('public paths outside /v1 (CONTRACT §1) on %s', (platform) => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await startApp();
+    ctx = await startApp({ HTTP_PLATFORM: platform });
   });
   afterAll(() => ctx.close());
 
@@ -91,7 +91,7 @@ describe('public paths outside /v1 (CONTRACT §1)', () => {
   });
 
   it('OPENAPI_ENABLED=false turns the description and the docs off', async () => {
-    const off = await startApp({ OPENAPI_ENABLED: 'false' });
+    const off = await startApp({ HTTP_PLATFORM: platform, OPENAPI_ENABLED: 'false' });
     try {
       await off.http.get('/openapi.json').expect(404);
       await off.http.get('/docs').expect(404);

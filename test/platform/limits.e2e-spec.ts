@@ -1,15 +1,15 @@
-import { newTenant, startApp, Tenant, TestContext } from '../support/app';
+import { newTenant, startApp, Tenant, TestContext, PLATFORMS } from '../support/app';
 import { adjust, InventoryFixture, inventoryFixture, newItem, facilityWithLocations, FacilityFixture } from '../support/fixtures';
 
 /** CONTRACT §1 request limits: lines, children, serials, quantities; a 400 lists at most 50 details. */
-describe('Request limits', () => {
+describe.each(PLATFORMS)('Request limits on %s', (platform) => {
   let ctx: TestContext;
   let t: Tenant;
   let f: InventoryFixture;
   let dest: FacilityFixture;
 
   beforeAll(async () => {
-    ctx = await startApp();
+    ctx = await startApp({ HTTP_PLATFORM: platform });
     t = await newTenant(ctx);
     f = await inventoryFixture(t);
     dest = await facilityWithLocations(t, 1);

@@ -1,5 +1,8 @@
 import { newTenant, startApp, TestContext } from '../support/app';
-import { nativeRequire } from '../support/dist';
+import { fromDist, nativeRequire } from '../support/dist';
+import type * as Platform from '../../src/http/platform';
+
+const { servedRoutes } = fromDist<typeof Platform>('http/platform');
 
 type Operation = {
   summary?: string;
@@ -16,25 +19,12 @@ type Doc = { openapi: string; info: { title: string; version: string; descriptio
 const { Validator } = nativeRequire('@seriousme/openapi-schema-validator') as { Validator: new () => { validate(doc: unknown): Promise<{ valid: boolean; errors?: unknown }> } };
 
 /**
- * Every route Nest registered on Fastify, as "METHOD /path/{}", from the router's own tree (`printRoutes`: one
- * line per node, its path segment and methods; Fastify's automatic HEAD routes left out). Parameters are
- * unnamed: routes with differently named parameters at one position share a node (`:id|:facilityId`).
+ * Every route Nest registered, as "METHOD /path/{}", from the platform's own router (src/http/platform.ts
+ * servedRoutes: Express's router stack, or the routes Fastify's onRoute hook saw; HEAD left out). Parameters
+ * are unnamed.
  */
 function routes(ctx: TestContext): string[] {
-  const tree = (ctx.app.getHttpAdapter().getInstance() as { printRoutes(o: { commonPrefix: boolean }): string }).printRoutes({ commonPrefix: false });
-  const out: string[] = [];
-  const prefixes: string[] = [];
-  for (const line of tree.split('\n')) {
-    const m = /^((?:│   |    )*)[└├]── (.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
-    if (!m) continue;
-    const depth = m[1].length / 4;
-    const segment = depth === 1 && !m[2].startsWith('/') ? `/${m[2]}` : m[2];
-    prefixes[depth] = (depth ? prefixes[depth - 1] : '').replace(/\/$/, '') + segment;
-    for (const method of (m[3] ?? '').split(', ').filter((x) => x && x !== 'HEAD')) {
-      out.push(`${method} ${prefixes[depth].replace(/:\w+(?:\|:\w+)*/g, '{}')}`);
-    }
-  }
-  return out;
+  return [...new Set(servedRoutes(ctx.app).map((r) => r.replace(/:\w+/g, '{}')))];
 }
 
 describe('the OpenAPI description is complete and valid', () => {

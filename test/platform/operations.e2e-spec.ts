@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { newTenant, startApp, TestContext, testDatabaseUrl } from '../support/app';
+import { newTenant, startApp, TestContext, testDatabaseUrl, PLATFORMS } from '../support/app';
 import { fromDist, nativeRequire } from '../support/dist';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { TestIdp } from '../support/idp';
@@ -32,10 +32,11 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return 0;
 }
 
-describe('operations: logs', () => {
+describe.each(PLATFORMS)('operations: logs on %s', (platform) => {
   it('one JSON line per request (request id, tenant, user, route pattern, status, ms; 4xx info, 5xx error with its cause), JSON start and shutdown lines, no token or password', async () => {
     const idp = await TestIdp.start();
     const service = await startServiceProcess({
+      HTTP_PLATFORM: platform,
       NODE_ENV: 'production', LOG_LEVEL: 'info', AUTH_MODE: 'jwt', DATABASE_URL: testDatabaseUrl(),
       IDP_ISSUER_URL: idp.issuer, IDP_AUDIENCE: idp.audience, CLAIM_NAMESPACE: idp.claimNamespace,
       DB_REQUEST_TIMEOUT_MS: '500', DB_LOCK_TIMEOUT_MS: '0', DB_STATEMENT_TIMEOUT_MS: '0',
@@ -99,10 +100,10 @@ describe('operations: logs', () => {
   });
 });
 
-describe('operations: metrics', () => {
+describe.each(PLATFORMS)('operations: metrics on %s', (platform) => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await startApp({ METRICS_ENABLED: 'true' });
+    ctx = await startApp({ HTTP_PLATFORM: platform, METRICS_ENABLED: 'true' });
   });
   afterAll(() => ctx.close());
 
@@ -134,7 +135,7 @@ describe('operations: metrics', () => {
   });
 
   it('is off by default: 404', async () => {
-    const plain = await startApp();
+    const plain = await startApp({ HTTP_PLATFORM: platform });
     try {
       await plain.http.get('/metrics').expect(404);
     } finally {
@@ -169,7 +170,7 @@ describe('operations: configuration', () => {
     const { Settings } = fromDist<typeof SettingsModule>('config/settings');
     const read = new Set(Object.keys(new Settings()));
     const sources = ['bench/run.js', 'bench/scenarios.js', 'bench/seed.js', 'bench/baselines.js', 'test/support/global-setup.ts', 'test/support/dist.ts',
-      'test/support/app.ts', 'test/platform/generated-input.e2e-spec.ts', '.ci/run'];
+      'test/support/app.ts', 'test/support/platforms.ts', 'test/platform/generated-input.e2e-spec.ts', '.ci/run'];
     for (const file of sources) {
       const text = readFileSync(join(root, file), 'utf8');
       for (const m of text.matchAll(/\b(BENCH_[A-Z_]+|TEST_[A-Z_]+|PROPERTY_RUNS|DEBUG_GEN|PG15_[A-Z]+)\b/g)) read.add(m[1]);

@@ -1,9 +1,9 @@
-import { newTenant, startApp, TestContext } from '../support/app';
+import { newTenant, startApp, TestContext, PLATFORMS } from '../support/app';
 
-describe('per-tenant rate limit (RATE_LIMIT_PER_MINUTE)', () => {
+describe.each(PLATFORMS)('per-tenant rate limit (RATE_LIMIT_PER_MINUTE) on %s', (platform) => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await startApp({ RATE_LIMIT_PER_MINUTE: '5' });
+    ctx = await startApp({ HTTP_PLATFORM: platform, RATE_LIMIT_PER_MINUTE: '5' });
   });
   afterAll(() => ctx.close());
 

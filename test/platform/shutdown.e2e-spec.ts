@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { nativeRequire } from '../support/dist';
-import { testDatabaseUrl } from '../support/app';
+import { testDatabaseUrl, PLATFORMS } from '../support/app';
 import { startServiceProcess } from '../support/processes';
 import { sleep } from '../support/matchers';
 
@@ -12,7 +12,7 @@ const { Client } = nativeRequire('pg') as { Client: new (o: { connectionString: 
  * the service stops accepting, lets requests in flight finish within SHUTDOWN_TIMEOUT_MS, closes the
  * pool and logs one line. A request is held in flight by a row lock the test holds on the item it changes.
  */
-describe('Graceful shutdown', () => {
+describe.each(PLATFORMS)('Graceful shutdown on %s', (platform) => {
   const db = () => {
     const c = new Client({ connectionString: testDatabaseUrl() });
     return c.connect().then(() => c);
@@ -29,7 +29,7 @@ describe('Graceful shutdown', () => {
   }
 
   it('finishes the request in flight, refuses new connections, logs one line and exits 0', async () => {
-    const service = await startServiceProcess({ AUTH_MODE: 'dev', DATABASE_URL: testDatabaseUrl(), DB_LOCK_TIMEOUT_MS: '20000', DB_STATEMENT_TIMEOUT_MS: '20000' });
+    const service = await startServiceProcess({ HTTP_PLATFORM: platform, AUTH_MODE: 'dev', DATABASE_URL: testDatabaseUrl(), DB_LOCK_TIMEOUT_MS: '20000', DB_STATEMENT_TIMEOUT_MS: '20000' });
     const { item, locker } = await holdItem(service);
     const patch = service.http.patch(`/v1/items/${item.id}`).send({ name: 'after' }).then((r) => r, (e: Error) => e);
     await sleep(300);
@@ -51,6 +51,7 @@ describe('Graceful shutdown', () => {
 
   it('cuts off what is still running at SHUTDOWN_TIMEOUT_MS, and its change does not commit', async () => {
     const service = await startServiceProcess({
+      HTTP_PLATFORM: platform,
       AUTH_MODE: 'dev', DATABASE_URL: testDatabaseUrl(), SHUTDOWN_TIMEOUT_MS: '300', DB_LOCK_TIMEOUT_MS: '3000', DB_STATEMENT_TIMEOUT_MS: '3000',
     });
     const { item, locker } = await holdItem(service);

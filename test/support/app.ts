@@ -7,6 +7,9 @@ import type * as SettingsModule from '../../src/config/settings';
 import { fromDist, nativeRequire } from './dist';
 import { TestIdp } from './idp';
 import { registerApp, unregisterApp } from './openapi-check';
+import { DEFAULT_PLATFORM } from './platforms';
+
+export { DEFAULT_PLATFORM, PLATFORMS, Platform } from './platforms';
 
 const { createApp } = fromDist<typeof Bootstrap>('bootstrap');
 const { loadSettings } = fromDist<typeof SettingsModule>('config/settings');
@@ -34,7 +37,10 @@ export function testDatabaseUrl(): string {
   return url;
 }
 
-/** Boots the real application against the test database, with a test IdP on loopback. */
+/**
+ * Boots the real application against the test database, with a test IdP on loopback, on the platform
+ * `env.HTTP_PLATFORM` names (default DEFAULT_PLATFORM).
+ */
 export async function startApp(env: Record<string, string> = {}, databaseUrl = testDatabaseUrl()): Promise<TestContext> {
   const idp = await TestIdp.start();
   const settings = loadSettings({
@@ -46,6 +52,7 @@ export async function startApp(env: Record<string, string> = {}, databaseUrl = t
     CLAIM_NAMESPACE: idp.claimNamespace,
     DB_POOL_SIZE: '20',
     RATE_LIMIT_PER_MINUTE: '0',
+    HTTP_PLATFORM: DEFAULT_PLATFORM,
     ...env,
   });
   const app = await createApp(settings, databaseUrl);

@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import request from 'supertest';
+import { DEFAULT_PLATFORM } from './platforms';
 import { DIST_DIR } from './dist';
 import { freePort } from './ports';
 
@@ -15,13 +16,14 @@ export interface ServiceProcess {
 
 /**
  * Starts the compiled service (`node dist/main.js`) as its own OS process and waits until it listens.
- * `distDir`: another build of it (then run from the folder above, as an image runs it).
+ * `distDir`: another build of it (then run from the folder above, as an image runs it). The HTTP platform is
+ * `env.HTTP_PLATFORM`, default TEST_HTTP_PLATFORM or express.
  */
 export async function startServiceProcess(env: Record<string, string>, distDir?: string): Promise<ServiceProcess> {
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, [join(distDir ?? DIST_DIR, 'main.js')], {
     ...(distDir ? { cwd: join(distDir, '..') } : {}),
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', HTTP_PLATFORM: DEFAULT_PLATFORM, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,6 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { FastifyReply } from 'fastify';
 
 /**
  * Graceful shutdown of the HTTP server: stop accepting connections, let the requests in flight finish
@@ -21,14 +20,17 @@ export class Drain {
     });
   }
 
-  /** Fastify onRequest hook, first of all: while draining, a new request is refused (503) and its connection closed. */
-  readonly refuseWhileDraining = (_request: unknown, reply: FastifyReply, done: () => void): void => {
-    if (!this.draining) return done();
-    void reply
-      .code(503)
-      .headers({ 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1', Connection: 'close' })
-      .send(JSON.stringify({ error: 'service_unavailable', message: 'The service is shutting down; retry on another instance', status: 503 }));
-  };
+  /** Whether the server is draining: a new request is then refused (`refuse`). */
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /** Refuses a request that arrived while draining: 503 and its connection closed (both platforms call it first of all). */
+  refuse(res: ServerResponse): void {
+    const body = JSON.stringify({ error: 'service_unavailable', message: 'The service is shutting down; retry on another instance', status: 503 });
+    res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Retry-After': '1', Connection: 'close' });
+    res.end(body);
+  }
 
   /** Drains within `timeoutMs`; resolves with how many requests were in flight and how many had to be cut off. */
   async drain(timeoutMs: number): Promise<{ inFlight: number; cutOff: number }> {
@@ -51,7 +53,7 @@ export const drains = new WeakMap<object, Drain>();
 /**
  * Requests Node's HTTP parser refuses before any handler runs (a malformed request line or header,
  * headers over the size limit) get the contract's error body instead of Node's empty answer
- * (Fastify's `clientErrorHandler`).
+ * (Fastify's `clientErrorHandler`, the Node server's `clientError` listener on Express).
  */
 export function clientErrorAsJson(err: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable || err.code === 'ECONNRESET') {
