@@ -2,7 +2,11 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { startApp, TestContext, testDatabaseUrl } from '../support/app';
+import { fromDist } from '../support/dist';
+
+const { INVARIANT_CHECKS } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 
 const run = promisify(execFile);
 const seed = (args: string[]) =>
@@ -22,7 +26,7 @@ describe('npm run seed', () => {
     const tenant = randomUUID();
     const out = await seed(['--items', '230', '--tenant', tenant]);
     expect(out.code).toBe(0);
-    expect(JSON.parse(out.stdout)).toEqual({ tenant, items: 230, balances: 230, invariants: '10 checked, all hold' });
+    expect(JSON.parse(out.stdout)).toEqual({ tenant, items: 230, balances: 230, invariants: `${INVARIANT_CHECKS.length} checked, all hold` });
     expect(out.stderr).toMatch(/items\s+\[#{30}\] 100%\s+230\/230/);
 
     const auth = { Authorization: `Bearer ${await ctx.idp.token({ tenantId: tenant, permissions: ['catalog:read', 'inventory:read'] })}` };
