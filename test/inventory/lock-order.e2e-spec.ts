@@ -5,6 +5,7 @@ import type * as LedgerModule from '../../src/inventory/ledger/ledger.service';
 import { fromDist, nativeRequire } from '../support/dist';
 import { newTenant, startApp, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture, newItem } from '../support/fixtures';
+import { backendPid, waiterBlockedBy } from '../support/locks';
 
 /**
  * Postings lock counter rows in one order (balances by key, then positions). A posting's look-up
@@ -37,6 +38,7 @@ describe('lock order of a posting with a lot named by number', () => {
     await holder.connect();
     await holder.query('BEGIN');
     await holder.query('SELECT 1 FROM balances WHERE id = $1 FOR UPDATE', [first]);
+    const holderPid = await backendPid((text, params) => holder.query(text, params).then((r) => r.rows));
     try {
       const uow = ctx.app.get(fromDist<typeof UowModule>('database/unit-of-work').UnitOfWork);
       const ledger = ctx.app.get(fromDist<typeof LedgerModule>('inventory/ledger/ledger.service').LedgerService);
@@ -57,8 +59,10 @@ describe('lock order of a posting with a lot named by number', () => {
           }),
         );
       });
-      // the posting is now waiting for the first balance: the later one must still be free
-      await new Promise((r) => setTimeout(r, 500));
+      // the posting now waits for the first balance (its backend is blocked by the holder's)...
+      const waiter = await waiterBlockedBy((text, params) => ctx.db.query(text, params), holderPid);
+      expect(waiter).toMatchObject({ waitEventType: 'Lock', blockedBy: [holderPid] });
+      // ...and the later one must still be free
       const probe = new Client({ connectionString: testDatabaseUrl() });
       await probe.connect();
       const later$ = await probe.query('SELECT 1 FROM balances WHERE id = $1 FOR UPDATE NOWAIT', [later]).then(

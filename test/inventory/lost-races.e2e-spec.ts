@@ -5,6 +5,7 @@ import type * as LedgerModule from '../../src/inventory/ledger/ledger.service';
 import { fromDist, nativeRequire } from '../support/dist';
 import { newTenant, startApp, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
+import { backendPid, waiterBlockedBy } from '../support/locks';
 
 /**
  * Postings that do not lock their counter rows before they write them — an adjustment's one statement
@@ -32,17 +33,13 @@ describe('postings that lose a race for their counter rows', () => {
       return uow.run(work);
     });
 
-  /** Resolves once a statement starting with `prefix` waits for a lock. */
-  async function waitingOnLock(prefix: string): Promise<void> {
-    for (let i = 0; i < 200; i++) {
-      const [row] = await ctx.db.query(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
-        [`${prefix}%`],
-      );
-      if (row.n > 0) return;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`no statement starting with ${prefix} waited for a lock`);
+  /**
+   * Resolves once the statement starting with `prefix` waits for a lock held by the backend `holder`
+   * (the race is staged), and shows that it does wait for that lock.
+   */
+  async function waitingOnLock(holder: number, prefix: string): Promise<void> {
+    const waiter = await waiterBlockedBy((text, params) => ctx.db.query(text, params), holder, { statement: prefix });
+    expect(waiter).toMatchObject({ waitEventType: 'Lock', blockedBy: [holder] });
   }
 
   /**
@@ -52,15 +49,15 @@ describe('postings that lose a race for their counter rows', () => {
   async function openPosting(tenantId: string, itemId: string, locationId: string) {
     let commit!: () => void;
     const gate = new Promise<void>((r) => (commit = r));
-    let posted!: () => void;
-    const written = new Promise<void>((r) => (posted = r));
+    let posted!: (pid: number) => void;
+    const written = new Promise<number>((r) => (posted = r));
     const done = asTenant(tenantId, async () => {
       await ledger.post({ type: 'adjustment', reason: 'first', lines: [{ itemId, locationId, qty: '-1' }] });
-      posted();
+      posted(await backendPid((text, params) => uow.manager.query(text, params)));
       await gate;
     });
-    await written;
-    return { commit, done };
+    const pid = await written;
+    return { commit, done, pid };
   }
 
   async function stockOf(tenantId: string) {
@@ -78,7 +75,7 @@ describe('postings that lose a race for their counter rows', () => {
     // its statement reads 5 on hand (the first posting has not committed) and waits for the balance row
     const second = t.post('/v1/inventory/adjustments', { itemId: f.item.id, locationId: f.location.id, qtyDelta: -5, reason: 'second' });
     const answer = second.then((r) => r);
-    await waitingOnLock('WITH k AS');
+    await waitingOnLock(first.pid, 'WITH k AS');
     first.commit();
     await first.done;
     const res = await answer;
@@ -103,7 +100,7 @@ describe('postings that lose a race for their counter rows', () => {
     const second = asTenant(t.tenantId, () =>
       ledger.post({ type: 'adjustment', reason: 'second', lines: [{ itemId: f.item.id, locationId: f.location.id, qty: '-5' }] }),
     ).then(() => 'posted', (e: { status?: number; code?: string; details?: unknown[] }) => e);
-    await waitingOnLock('WITH counter_b AS');
+    await waitingOnLock(first.pid, 'WITH counter_b AS');
     first.commit();
     await first.done;
     expect(await second).toMatchObject({ status: 409, code: 'insufficient_stock', details: [expect.objectContaining({ requested: 5, available: 4 })] });
@@ -118,20 +115,20 @@ describe('postings that lose a race for their counter rows', () => {
     // a release of the hold, written but not committed
     let commit!: () => void;
     const gate = new Promise<void>((r) => (commit = r));
-    let released!: () => void;
-    const written = new Promise<void>((r) => (released = r));
+    let released!: (pid: number) => void;
+    const written = new Promise<number>((r) => (released = r));
     const release = asTenant(t.tenantId, async () => {
       await ledger.release(held.id, 'released');
-      released();
+      released(await backendPid((text, params) => uow.manager.query(text, params)));
       await gate;
     });
-    await written;
+    const releasePid = await written;
     // the committed counters say all 5 are reserved: read without a lock that is a shortage
     const posting = asTenant(t.tenantId, () =>
       ledger.post({ type: 'adjustment', reason: 'after the release', lines: [{ itemId: f.item.id, locationId: f.location.id, qty: '-5' }] }),
     );
     // run again with locks: the look-up now waits for the position the release holds
-    await waitingOnLock('WITH i AS');
+    await waitingOnLock(releasePid, 'WITH i AS');
     commit();
     await release;
     expect((await posting).lines).toEqual([expect.objectContaining({ qtyDelta: -5 })]);
@@ -160,9 +157,10 @@ describe('postings that lose a race for their counter rows', () => {
     await holder.connect();
     await holder.query('BEGIN');
     await holder.query('SELECT 1 FROM balances WHERE tenant_id = $1 FOR UPDATE', [t.tenantId]);
+    const holderPid = await backendPid((text, params) => holder.query(text, params).then((r) => r.rows));
     try {
       const posting = t.post('/v1/inventory/adjustments', { itemId: f.item.id, locationId: f.location.id, qtyDelta: -2, reason: 'waits' }).then((r) => r);
-      await waitingOnLock('WITH k AS');
+      await waitingOnLock(holderPid, 'WITH k AS');
       const probe = new Client({ connectionString: testDatabaseUrl() });
       await probe.connect();
       const free = async (sql: string) => probe.query(sql, [t.tenantId]).then(() => 'free', (e: { code: string }) => `locked (${e.code})`);

@@ -5,6 +5,7 @@ import { newTenant, startApp, TestContext } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { statusCounts } from './workload';
 import { sleep } from '../support/matchers';
+import { backendPid, waiterBlockedBy } from '../support/locks';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 const { ExpiryJob } = fromDist<typeof ExpiryJobModule>('inventory/ledger/expiry-job');
@@ -31,10 +32,13 @@ describe('ledger races', () => {
     await holder.connect();
     await holder.startTransaction();
     await holder.query(`SELECT 1 FROM reservations WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, [t.tenantId, r.id]);
+    const holderPid = await backendPid((text, params) => holder.query(text, params));
     await sleep(1700);
     // ...so the fulfil request waits for it, and then finds an expired reservation.
     const fulfil = t.post(`/v1/inventory/reservations/${r.id}/fulfill`).then((res) => res);
-    await sleep(400);
+    // the fulfil request's backend waits for the holder's lock on the reservation: the race is staged
+    const waiter = await waiterBlockedBy(sql, holderPid);
+    expect(waiter).toMatchObject({ waitEventType: 'Lock', blockedBy: [holderPid] });
     await holder.commitTransaction();
     await holder.release();
     const res = await fulfil;
@@ -69,12 +73,24 @@ describe('ledger races', () => {
   it("an item's tracking mode cannot change under a posting in flight", async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t, { items: Array.from({ length: 20 }, () => ({})), locations: 1 });
-    await Promise.all(
-      f.items.flatMap((item) => [
-        t.post('/v1/inventory/adjustments', { itemId: item.id, locationId: f.location.id, qtyDelta: 1, reason: 'race' }),
-        t.patch(`/v1/items/${item.id}`, { lotTracking: 'required' }),
-      ]),
+    // both requests of an item in flight together, sent in either order (half the items each way)
+    const pairs = await Promise.all(
+      f.items.map(async (item, i) => {
+        const adjust = () => t.post('/v1/inventory/adjustments', { itemId: item.id, locationId: f.location.id, qtyDelta: 1, reason: 'race' }).then((r) => r);
+        const patch = () => t.patch(`/v1/items/${item.id}`, { lotTracking: 'required' }).then((r) => r);
+        const [posting, change] = i % 2 ? await Promise.all([adjust(), patch()]) : await Promise.all([patch(), adjust()]).then(([p, a]) => [a, p]);
+        return { posting: posting.status, change: change.status, lotTracking: (await t.get(`/v1/items/${item.id}`).expect(200)).body.data.lotTracking };
+      }),
     );
+    // Exactly one of each pair succeeded, the other was refused with a client error (never a 5xx)...
+    for (const p of pairs) {
+      expect([p.posting < 300, p.change < 300].filter(Boolean)).toHaveLength(1);
+      expect([p.posting, p.change].every((s) => s < 500)).toBe(true);
+      expect(p.lotTracking).toBe(p.change < 300 ? 'required' : 'none');
+    }
+    // ...and both sides won at least once: the race went each way.
+    expect(pairs.filter((p) => p.posting === 201).length).toBeGreaterThan(0);
+    expect(pairs.filter((p) => p.change === 200).length).toBeGreaterThan(0);
     // Either the posting came first (then the PATCH saw its ledger line and was refused) or the PATCH
     // did (then the posting, lacking a lot, was refused): never a lot-tracked item with lot-less lines.
     const broken = await sql(

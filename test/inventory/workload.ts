@@ -33,14 +33,20 @@ export async function mixedWorkload(clients: Client[], f: Fixture, opts: { round
   const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)];
   const qty = () => 1 + Math.floor(random() * 4);
   const reservations: string[] = [];
+  /** Reservations an allocate succeeded on: what a fulfil is aimed at, so fulfilments can succeed. */
+  const allocated: string[] = [];
   const serverErrors: Array<{ op: string; status: number; body: unknown }> = [];
+  /** Answers a client could not expect: anything but a success or the op's documented refusal. */
+  const unexpected: Array<{ op: string; status: number; body: unknown }> = [];
+  const byOp: Record<string, Record<number, number>> = {};
   let succeeded = 0;
   let sent = 0;
 
-  // Some stock to fight over.
+  // Some stock to fight over: every seeding adjustment must be accepted, or the fight is not fair.
   for (const item of f.items) {
     for (const location of f.locations) {
-      await clients[0].post('/v1/inventory/adjustments', { itemId: item.id, locationId: location.id, qtyDelta: 20, reason: 'seed' });
+      const res = await clients[0].post('/v1/inventory/adjustments', { itemId: item.id, locationId: location.id, qtyDelta: 20, reason: 'seed' });
+      if (res.status !== 201) throw new Error(`seeding adjustment answered ${res.status}: ${JSON.stringify(res.body)}`);
     }
   }
 
@@ -58,17 +64,36 @@ export async function mixedWorkload(clients: Client[], f: Fixture, opts: { round
       } else if (r < 0.7 || !reservations.length) {
         ops.push({ op: 'reserve', run: () => client.post('/v1/inventory/reservations', { itemId: item.id, facilityId: f.facility.id, qty: qty() }) });
       } else {
-        const id = pick(reservations);
         const action = pick(['allocate', 'allocate', 'fulfill', 'release', 'cancel']);
+        const id = action === 'fulfill' && allocated.length ? pick(allocated) : pick(reservations);
         ops.push({ op: action, run: () => client.post(`/v1/inventory/reservations/${id}/${action}`) });
       }
     }
     const results = await Promise.all(ops.map((o) => o.run()));
     results.forEach((res, i) => {
-      if (res.status >= 500) serverErrors.push({ op: ops[i].op, status: res.status, body: res.body });
+      const op = ops[i].op;
+      (byOp[op] ??= {})[res.status] = (byOp[op][res.status] ?? 0) + 1;
+      if (res.status >= 500) serverErrors.push({ op, status: res.status, body: res.body });
+      // adding stock is never refused; taking stock, reserving and reservation actions may lose with a 409
+      const expected = op === 'adjust+' ? [201] : op === 'adjust-' || op === 'reserve' ? [201, 409] : [200, 409];
+      if (!expected.includes(res.status)) unexpected.push({ op, status: res.status, body: res.body });
       if (res.status < 300) succeeded++;
       if (ops[i].op === 'reserve' && res.status === 201) reservations.push(res.body.data.id);
+      if (ops[i].op === 'allocate' && res.status === 200) allocated.push(res.body.data.id);
     });
   }
-  return { succeeded, serverErrors };
+  return { succeeded, serverErrors, unexpected, byOp };
+}
+
+/**
+ * What every mixed workload must show: no server error, no answer outside each op's documented ones,
+ * and real work done — at least `minSucceeded` successes, with every kind of op succeeding at least once.
+ */
+export function expectWorkloadDone(result: Awaited<ReturnType<typeof mixedWorkload>>, minSucceeded: number): void {
+  expect(result.serverErrors).toEqual([]);
+  expect(result.unexpected).toEqual([]);
+  expect(result.succeeded).toBeGreaterThanOrEqual(minSucceeded);
+  const ops = ['adjust+', 'adjust-', 'reserve', 'allocate', 'fulfill', 'release', 'cancel'];
+  const won = Object.fromEntries(ops.map((op) => [op, Object.entries(result.byOp[op] ?? {}).some(([status, n]) => Number(status) < 300 && n > 0)]));
+  expect(won).toEqual(Object.fromEntries(ops.map((op) => [op, true])));
 }

@@ -1,0 +1,51 @@
+/** What the lock helpers need of a database handle (a DataSource, a QueryRunner, a pg Client via `rowsOf`). */
+export type Query = (text: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
+
+/** A backend that waits for a lock another backend holds, as pg_stat_activity shows it. */
+export interface Waiter {
+  pid: number;
+  /** `Lock` while it waits for a heavyweight lock (a row, a table, a transaction id). */
+  waitEventType: string | null;
+  waitEvent: string | null;
+  query: string;
+  blockedBy: number[];
+}
+
+/** The backend pid of a connection (a pg Client, a QueryRunner, a unit of work's manager). */
+export async function backendPid(query: Query): Promise<number> {
+  const [row] = await query('SELECT pg_backend_pid() AS pid');
+  return Number(row.pid);
+}
+
+/**
+ * Resolves once a backend waits for a lock held by the backend `holder` — the one connection that
+ * holds the contested rows, so another spec's waiting statements cannot satisfy it — and returns it.
+ * `statement` (a prefix of its SQL text) also requires the waiter to run that statement. Polls
+ * pg_blocking_pids(): no timing assumption, only an upper bound for a waiter that never comes.
+ */
+export async function waiterBlockedBy(query: Query, holder: number, opts: { statement?: string; timeoutMs?: number } = {}): Promise<Waiter> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
+  for (;;) {
+    const rows = await query(
+      `SELECT pid, wait_event_type, wait_event, query, pg_blocking_pids(pid) AS blocked_by
+         FROM pg_stat_activity
+        WHERE $1::int = ANY(pg_blocking_pids(pid)) AND ($2::text IS NULL OR starts_with(query, $2::text))`,
+      [holder, opts.statement ?? null],
+    );
+    if (rows.length === 1) {
+      const [r] = rows;
+      return {
+        pid: Number(r.pid),
+        waitEventType: r.wait_event_type as string | null,
+        waitEvent: r.wait_event as string | null,
+        query: r.query as string,
+        blockedBy: (r.blocked_by as Array<number | string>).map(Number),
+      };
+    }
+    if (rows.length > 1) throw new Error(`more than one backend waits for ${holder}: ${JSON.stringify(rows)}`);
+    if (Date.now() > deadline) {
+      throw new Error(`no backend${opts.statement ? ` running "${opts.statement}…"` : ''} waited for a lock of backend ${holder} within ${opts.timeoutMs ?? 20_000} ms`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
