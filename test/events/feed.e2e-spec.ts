@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type * as RetentionModule from '../../src/events/retention-job';
+import type * as ExpiryJobModule from '../../src/inventory/ledger/expiry-job';
 import { fromDist, nativeRequire } from '../support/dist';
 import { ALL, newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture, tenantWithStock } from '../support/fixtures';
@@ -8,6 +9,7 @@ import { ISO_MS, UUID } from '../support/matchers';
 type PgClient = { connect(): Promise<void>; query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>; end(): Promise<void> };
 const { Client } = nativeRequire('pg') as { Client: new (o: { connectionString: string }) => PgClient };
 const { EventRetentionJob } = fromDist<typeof RetentionModule>('events/retention-job');
+const { ExpiryJob } = fromDist<typeof ExpiryJobModule>('inventory/ledger/expiry-job');
 
 interface FeedEvent {
   id: string;
@@ -238,6 +240,19 @@ describe('the event feed', () => {
       const balance = (await t.get(`/v1/inventory/balances?itemId=${item.id}&locationId=${f.location.id}`).expect(200)).body.data[0];
       expect(last.data.qtyOnHand).toBe(balance.qtyOnHand);
     }
+  });
+
+  it('the reservation expiry job writes reservation.updated (action expire) with the reservation as its GET returns it', async () => {
+    const f = await tenantWithStock(ctx, { qty: 10 });
+    const t = f.t;
+    const r = (await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 2, expiresAt: new Date(Date.now() + 800).toISOString() }).expect(201)).body.data;
+    await t.post(`/v1/inventory/reservations/${r.id}/allocate`, { allocations: [{ locationId: f.location.id, qty: 2 }] }).expect(200);
+    const { cursor } = await drain(t);
+    await new Promise((res) => setTimeout(res, 1000));
+    expect(await ctx.app.get(ExpiryJob).runOnce()).toBeGreaterThanOrEqual(1);
+    const { events } = await drain(t, cursor);
+    expect(events.map((e) => [e.type, e.action, e.subject])).toEqual([['reservation.updated', 'expire', { type: 'reservation', id: r.id }]]);
+    expect(events[0].data).toEqual((await t.get(`/v1/inventory/reservations/${r.id}`).expect(200)).body.data);
   });
 
   it('retention: events older than EVENT_RETENTION_DAYS go; a cursor that missed one answers 410 cursor_expired', async () => {
