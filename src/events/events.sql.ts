@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { PREPARED, query, raw, Sql, sql } from '../database/sql';
+import { GENERIC, PREPARED, query, raw, Sql, sql } from '../database/sql';
 
 /** A timestamp column as the API prints it (Date#toISOString: UTC, milliseconds, `Z`). */
 export const isoText = (column: string) => raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
@@ -33,7 +33,8 @@ export function insertEvent(
     m,
     sql`INSERT INTO events (tenant_id, type, action, subject_type, subject_id, data)
         VALUES (${tenantId}, ${e.type}, ${e.action}, ${e.subjectType}, ${e.subjectId}, ${e.data}::jsonb)`,
-    PREPARED,
+    // generic: it follows the ledger's statements (which run generic) without switching the plan mode back
+    GENERIC,
   );
 }
 

@@ -30,7 +30,7 @@ export function resourceEventOf(method: string, url: string | undefined, handler
   const returns = (Reflect.getMetadata(RESPONSE_KEY, handler) ?? Reflect.getMetadata(RESPONSE_KEY, controller)) as Function | [Function] | undefined;
   let kind: ResourceEventKind | null = null;
   if (returns && !Array.isArray(returns) && !NOT_RESOURCES.has(returns.name) && url) {
-    const subjectType = returns.name.replace(/Response$/, '').replace(/(?<=[a-z0-9])([A-Z])/g, '_$1').toLowerCase();
+    const subjectType = returns.name.replace(/Response$/, '').replace(/(?<=[a-z0-9])([A-Z])/g, (c) => `_${c}`).toLowerCase();
     const status = (Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ?? (method === 'POST' ? 201 : 200);
     const created = method === 'POST' && status === 201;
     const action = created ? 'create' : method === 'PATCH' ? 'patch' : url.split('/').filter(Boolean).pop()!;
