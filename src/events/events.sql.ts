@@ -8,8 +8,9 @@ export const isoText = (column: string) => raw(`to_char(${column} AT TIME ZONE '
  * The events of one posting, as a CTE (`posting_events`) of the posting's own statement: `transaction.posted`
  * (data: the transaction as its GET returns it — `view` is that answer without `txnNo` and `postedAt`,
  * which the header CTE `h` supplies) and one `stock.changed` per balance key, from `changes`: a SELECT of
- * `item_id, facility_id, location_id, lot_id, status_id, qty_delta, qty_on_hand, qty_allocated` (the
- * quantities after the change). `h` must return `id, txn_no, type, posted_at`; no row in `h`, no events.
+ * `item_id, facility_id, location_id, lot_id, status_id, qty_delta, first_line, qty_on_hand, qty_allocated`
+ * (the quantities after the change; `first_line`, the key's first line number, orders them as the lines).
+ * `h` must return `id, txn_no, type, posted_at`; no row in `h`, no events.
  */
 export const postingEventsSql = (tenantId: string, view: object, changes: Sql): Sql => sql`posting_events AS (
   INSERT INTO events (tenant_id, type, action, subject_type, subject_id, data)
@@ -17,11 +18,12 @@ export const postingEventsSql = (tenantId: string, view: object, changes: Sql): 
          ${JSON.stringify(view)}::jsonb || jsonb_build_object('txnNo', h.txn_no, 'postedAt', ${isoText('h.posted_at')})
     FROM h
   UNION ALL
-  SELECT ${tenantId}::uuid, 'stock.changed', h.type, 'item', s.item_id,
-         jsonb_build_object('itemId', s.item_id, 'facilityId', s.facility_id, 'locationId', s.location_id, 'lotId', s.lot_id, 'statusId', s.status_id,
-                            'qtyDelta', s.qty_delta, 'qtyOnHand', s.qty_on_hand, 'qtyAllocated', s.qty_allocated,
-                            'transactionId', h.id, 'txnNo', h.txn_no, 'transactionType', h.type)
-    FROM h, (${changes}) s)`;
+  (SELECT ${tenantId}::uuid, 'stock.changed', h.type, 'item', s.item_id,
+          jsonb_build_object('itemId', s.item_id, 'facilityId', s.facility_id, 'locationId', s.location_id, 'lotId', s.lot_id, 'statusId', s.status_id,
+                             'qtyDelta', s.qty_delta, 'qtyOnHand', s.qty_on_hand, 'qtyAllocated', s.qty_allocated,
+                             'transactionId', h.id, 'txnNo', h.txn_no, 'transactionType', h.type)
+     FROM h, (${changes}) s
+    ORDER BY s.first_line))`;
 
 /** One `<resource>.<created|updated>` event, written in the unit of work of the change. */
 export function insertEvent(

@@ -154,5 +154,5 @@ h AS (
 l AS (
   INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta)
   SELECT ${tenantId}, h.id, 1, ok.item_id, ok.facility_id, ok.location_id, NULL, ok.status_id, ok.qty FROM h, ok),
-${postingEventsSql(tenantId, view, sql`SELECT ok.item_id, ok.facility_id, ok.location_id, NULL::uuid AS lot_id, ok.status_id, ok.qty AS qty_delta, cb.qty_on_hand, cb.qty_allocated FROM ok, counter_b cb`)}
+${postingEventsSql(tenantId, view, sql`SELECT ok.item_id, ok.facility_id, ok.location_id, NULL::uuid AS lot_id, ok.status_id, ok.qty AS qty_delta, 1 AS first_line, cb.qty_on_hand, cb.qty_allocated FROM ok, counter_b cb`)}
 SELECT h.*, ok.item_id, ok.location_id, ok.status_id FROM h, ok`;

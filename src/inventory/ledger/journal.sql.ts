@@ -18,10 +18,10 @@ import { LineRow, TransactionRow, transactionView, TransactionView } from './vie
  * earlier statement of the unit of work, from the balances as this statement sees them.
  */
 const changesWrittenHere = () => sql`SELECT s.*, cb.qty_on_hand, cb.qty_allocated
-     FROM (SELECT item_id, facility_id, location_id, lot_id, status_id, sum(qty_delta) AS qty_delta FROM l GROUP BY 1, 2, 3, 4, 5) s
+     FROM (SELECT item_id, facility_id, location_id, lot_id, status_id, sum(qty_delta) AS qty_delta, min(line_no) AS first_line FROM l GROUP BY 1, 2, 3, 4, 5) s
      JOIN counter_b cb ON cb.item_id = s.item_id AND cb.location_id = s.location_id AND cb.lot_id IS NOT DISTINCT FROM s.lot_id AND cb.status_id = s.status_id`;
 const changesWrittenBefore = (tenantId: string) => sql`SELECT s.*, b.qty_on_hand, b.qty_allocated
-     FROM (SELECT item_id, facility_id, location_id, lot_id, status_id, sum(qty_delta) AS qty_delta FROM l GROUP BY 1, 2, 3, 4, 5) s
+     FROM (SELECT item_id, facility_id, location_id, lot_id, status_id, sum(qty_delta) AS qty_delta, min(line_no) AS first_line FROM l GROUP BY 1, 2, 3, 4, 5) s
      JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = s.item_id AND b.location_id = s.location_id
                     AND b.lot_key = ${raw(LOT_KEY('s.lot_id'))} AND b.status_id = s.status_id`;
 
@@ -82,7 +82,7 @@ export class Journal {
                           ${rows.map((r) => r.location_id)}::uuid[], ${rows.map((r) => r.lot_id)}::uuid[], ${rows.map((r) => r.status_id)}::uuid[],
                           ${rows.map((r) => r.qty_delta)}::numeric[], ${lines.map((l) => l.serialNos.join('\x1f'))}::text[])
                 AS k(line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serials)
-         RETURNING item_id, facility_id, location_id, lot_id, status_id, qty_delta),
+         RETURNING line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta),
        ${postingEventsSql(tenant, eventView(id, posting, this.uow.userId, rows), counters ? changesWrittenHere() : changesWrittenBefore(tenant))}
        SELECT * FROM h`,
       GENERIC,
