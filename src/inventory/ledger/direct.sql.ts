@@ -109,8 +109,9 @@ export class DirectPostings {
 /**
  * The checked line (`qty` its numeric text) and the header. `k` is the line only while its item, location
  * and facility still have the versions it was checked at; `ok` is the line when the stock conditions hold
- * too, else empty, and every write reads it (the posting's events too: none when nothing is posted). Locks in the ledger's order: the item (key share, as the full
- * way's look-ups), then the balance, the position, the TX number.
+ * too, else empty, and every write reads it (the posting's events too: none when nothing is posted).
+ * Locks in the ledger's order: the item (key share, as the full way's look-ups), then the balance, the
+ * position, the TX number.
  */
 const direct = (
   tenantId: string,
