@@ -29,9 +29,9 @@ export class Events1763780000011 implements MigrationInterface {
         subject_id uuid NOT NULL,
         data jsonb NOT NULL,
         occurred_at timestamptz(3) NOT NULL DEFAULT now(),
-        PRIMARY KEY (tenant_id, id)
+        -- the feed's order is the key: one B-tree per insert (nothing reads an event by id alone)
+        CONSTRAINT events_feed PRIMARY KEY (tenant_id, txid, seq)
       );
-      CREATE INDEX events_feed ON events (tenant_id, txid, seq);
       CREATE INDEX events_age ON events USING brin (occurred_at);
       ${tenantPolicy('events', 'SELECT, INSERT')}
 

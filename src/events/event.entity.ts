@@ -2,20 +2,21 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
  * One event of the feed (CONTRACT §9), written in the transaction of the change it describes. `txid`
- * (the writing transaction's id) and `seq` give the feed's order; both are set by the database.
+ * (the writing transaction's id) and `seq` give the feed's order and, with the tenant, the key; the
+ * database sets them and the event's `id`.
  */
 @Entity('events')
 export class EventRecord {
   @PrimaryColumn('uuid', { name: 'tenant_id' })
   tenantId: string;
 
-  @PrimaryColumn('uuid')
+  @Column('uuid')
   id: string;
 
-  @Column('bigint')
+  @PrimaryColumn('bigint')
   txid: string;
 
-  @Column('bigint')
+  @PrimaryColumn('bigint')
   seq: string;
 
   @Column('text')
