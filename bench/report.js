@@ -3,7 +3,7 @@
 const { writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
-const ORDER = ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge', 'transactionsFirstPage', 'transactionsDeepCursor'];
+const ORDER = ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel', 'feedPoll', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge', 'transactionsFirstPage', 'transactionsDeepCursor'];
 const fmt = (x, digits = 0) => (x === null || x === undefined || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
 const ratio = (a, b) => (a && b ? a / b : null);
 const mark = (ok) => (ok === null ? 'n/a ' : ok ? 'PASS' : 'MISS');
@@ -63,6 +63,11 @@ function platformTargets(r, b, servicePeakRss, platform) {
     if (!x) continue;
     t.push({ target: `${x.label}: ≥ 0.25 × pgbench TPC-B`, value: b.tpcb ? `${fmt(x.vsTpcb, 3)} × (${fmt(x.rps)} vs ${fmt(b.tpcb.rps)})` : 'no pgbench', ok: b.tpcb ? x.vsTpcb >= 0.25 : null });
     t.push({ target: `${x.label}: p99 < 150 ms`, value: `${fmt(x.p99)} ms`, ok: x.p99 < 150 });
+  }
+  const feed = r.feedPoll?.feed;
+  if (feed) {
+    t.push({ target: 'GET /v1/events?after= while adjustments run: p99 < 50 ms', value: `${fmt(feed.p99)} ms (p50 ${fmt(feed.p50)} ms, ${feed.polls} polls)`, ok: feed.p99 < 50 });
+    t.push({ target: 'the feed reader misses no event of the adjustments', value: `${feed.events} of ${feed.expected}`, ok: feed.events === feed.expected && feed.errors === 0 });
   }
   const g = r.itemGet;
   if (g) {

@@ -43,7 +43,7 @@ const PLATFORMS = (env.BENCH_PLATFORMS ?? 'express,fastify').split(',').map((s) 
 for (const p of PLATFORMS) if (!['express', 'fastify'].includes(p)) throw new Error(`BENCH_PLATFORMS: unknown platform ${p}`);
 // BENCH_STATEMENTS=1 (embedded database only): pg_stat_statements on; each scenario prints its top statements.
 const STATEMENTS = env.BENCH_STATEMENTS === '1' && !env.BENCH_DATABASE_URL;
-const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write', 'sales:read', 'sales:write'];
+const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write', 'sales:read', 'sales:write', 'events:read'];
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const cleanups = [];
@@ -246,6 +246,14 @@ async function main() {
 
   log('\nwrites (each followed by the row-count check and every ledger invariant)');
   for (const key of ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel']) if (wanted(key)) await onEach(key, defs[key]);
+  if (wanted('feedPoll')) {
+    for (const p of PLATFORMS) {
+      const r = (results[p].feedPoll = await feedPoll({ ...defs.adjustSpread, label: `${defs.adjustSpread.label} [${p}]` }, { ...common, service: services[p] }));
+      const f = r.feed;
+      log(`  the feed [${p}], one reader polling GET /v1/events?after=&limit=100 meanwhile: ${f.polls} polls, p50 ${f.p50} ms, p99 ${f.p99} ms; ` +
+        `${f.events} events read, ${f.expected} written (${f.expected - f.events} missing), ${f.errors} errors`);
+    }
+  }
 
   if (wanted('shipLarge')) {
     log('\ndocuments');
@@ -327,6 +335,57 @@ async function deepCursor(common, large) {
     );
   if (out.transactionsDeepCursor) out.transactionsDeepCursor.deep = { page, offsetMs: byOffset.ms, cursorMs: byCursor.ms };
   return out;
+}
+
+/**
+ * The event feed under write load: the adjustments of `def` on every connection, and meanwhile one reader
+ * that follows the feed from its end (`GET /v1/events?after=<nextCursor>&limit=100`, one request at a
+ * time, timed). Afterwards the reader reads what is left: every adjustment answered 201 wrote two events
+ * (transaction.posted, stock.changed), so events read = 2 × the 201s, or some were missed.
+ */
+async function feedPoll(def, common) {
+  const { service, headers } = common;
+  const page = async (cursor, limit) => {
+    const t0 = performance.now();
+    const res = await fetch(`${service.base}/v1/events?limit=${limit}${cursor ? `&after=${cursor}` : ''}`, { headers });
+    const body = await res.json();
+    return { ms: performance.now() - t0, status: res.status, body };
+  };
+  const drain = async (cursor) => {
+    let events = 0;
+    for (;;) {
+      const p = await page(cursor, 500);
+      if (p.status !== 200) throw new Error(`GET /v1/events: ${p.status} ${JSON.stringify(p.body).slice(0, 300)}`);
+      cursor = p.body.nextCursor;
+      events += p.body.data.length;
+      if (!p.body.data.length) return { cursor, events };
+    }
+  };
+  let { cursor } = await drain(undefined);
+  let stop = false;
+  let events = 0;
+  let errors = 0;
+  const latencies = [];
+  const reader = (async () => {
+    while (!stop) {
+      const p = await page(cursor, 100);
+      latencies.push(p.ms);
+      if (p.status !== 200) errors++;
+      else {
+        events += p.body.data.length;
+        cursor = p.body.nextCursor;
+      }
+    }
+  })();
+  const result = await runScenario('feedPoll', { ...def, label: `${def.label}, a reader polling the feed` }, common);
+  stop = true;
+  await reader;
+  const rest = await drain(cursor);
+  latencies.sort((a, b) => a - b);
+  const at = (q) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN);
+  const created = (result.byStatus[201] ?? 0) + (result.warmup.byStatus[201] ?? 0);
+  result.feed = { polls: latencies.length, p50: at(0.5), p99: at(0.99), events: events + rest.events, expected: 2 * created, errors };
+  return result;
 }
 
 /**

@@ -79,7 +79,7 @@ interface RouteAccess {
 
 /** Every permission of the contract (dev mode grants them all). */
 export const ALL_PERMISSIONS: ReadonlySet<string> = new Set(
-  ['catalog', 'inventory', 'procurement', 'sales', 'production']
+  ['catalog', 'inventory', 'procurement', 'sales', 'production', 'events']
     .flatMap((d) => [`${d}:read`, `${d}:write`])
     .concat('procurement:approve'),
 );

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'over_receipt'
   | 'idempotency_conflict'
   | 'version_conflict'
+  | 'cursor_expired'
   | 'payload_too_large'
   | 'rate_limited'
   | 'internal_error'

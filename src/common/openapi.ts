@@ -3,7 +3,7 @@ import { DiscoveryService } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { PERMISSIONS_KEY, PUBLIC_KEY } from '../auth/decorators';
 import type { ErrorCode } from './errors';
-import { RESPONSE_CLASSES, RESPONSE_KEY } from './responses';
+import { FEED_KEY, RESPONSE_CLASSES, RESPONSE_KEY } from './responses';
 import { VERSIONED_KEY } from './versioning';
 
 type Operation = {
@@ -19,7 +19,7 @@ type Operation = {
 
 const ERROR_CODES: ErrorCode[] = [
   'validation_failed', 'bad_request', 'unauthorized', 'forbidden', 'not_found', 'duplicate', 'invalid_state', 'insufficient_stock',
-  'over_receipt', 'idempotency_conflict', 'version_conflict', 'payload_too_large', 'rate_limited', 'internal_error', 'service_unavailable',
+  'over_receipt', 'idempotency_conflict', 'version_conflict', 'cursor_expired', 'payload_too_large', 'rate_limited', 'internal_error', 'service_unavailable',
 ];
 
 const SCHEMAS = {
@@ -115,7 +115,7 @@ export function completeDocument(doc: OpenAPIObject, app: INestApplication): Ope
       const schema = isPublic
         ? { type: 'object', additionalProperties: true }
         : resource
-          ? isList && !Array.isArray(returns) ? pageOf(resource) : { type: 'object', required: ['data'], additionalProperties: false, properties: { data: Array.isArray(returns) ? { type: 'array', items: resource } : resource } }
+          ? meta<boolean>(FEED_KEY) ? feedOf(resource) : isList && !Array.isArray(returns) ? pageOf(resource) : { type: 'object', required: ['data'], additionalProperties: false, properties: { data: Array.isArray(returns) ? { type: 'array', items: resource } : resource } }
           : { $ref: `#/components/schemas/${isList ? 'List' : 'Record'}` };
       if (success && (!op.responses[success].content || resource)) op.responses[success].content = { 'application/json': { schema } };
       // A single versioned record answers with its version as ETag (setETag, in UnitOfWorkInterceptor), for the next If-Match.
@@ -139,6 +139,7 @@ export function completeDocument(doc: OpenAPIObject, app: INestApplication): Ope
         responses['404'] = error("not_found: no such record in the token's tenant (also a malformed id in the path, another tenant's id, or an unknown id in the body, named by its field)");
       if (method === 'post' || method === 'patch')
         responses['409'] = error('duplicate, invalid_state (not allowed in the current state; the message names it), insufficient_stock or over_receipt (details list every shortfall), idempotency_conflict');
+      if (meta<boolean>(FEED_KEY)) responses['410'] = error('cursor_expired: the cursor is older than the retention of events (EVENT_RETENTION_DAYS); start again without `after`');
       if (versioned) responses['412'] = error('version_conflict: If-Match names an older version of the document; reload it and retry');
       if (hasBody) responses['413'] = error('payload_too_large: the body exceeds 1 MiB');
       responses['429'] = error("rate_limited: the tenant's requests per minute are used up (Retry-After)");
@@ -162,6 +163,18 @@ const pageOf = (item: object) => ({
     limit: { type: 'integer', minimum: 0 },
     offset: { type: 'integer', minimum: 0 },
     nextCursor: { type: 'string', nullable: true, description: 'fetches the next page (`after=`), in the same order with the same filters; null on the last page' },
+  },
+});
+
+/** A page of a feed (the event feed, CONTRACT §9): no count; `nextCursor` is always a string. */
+const feedOf = (item: object) => ({
+  type: 'object',
+  required: ['data', 'nextCursor', 'limit'],
+  additionalProperties: false,
+  properties: {
+    data: { type: 'array', items: item },
+    nextCursor: { type: 'string', description: 'poll again with `after=<nextCursor>` for what came after (an empty page when nothing did)' },
+    limit: { type: 'integer', minimum: 1 },
   },
 });
 

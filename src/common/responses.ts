@@ -20,6 +20,13 @@ export function Returns(type: Function | [Function]): ClassDecorator & MethodDec
   return SetMetadata(RESPONSE_KEY, type);
 }
 
+/**
+ * Marks a collection GET that answers a feed page, `{data: [...], nextCursor, limit}` (the event feed),
+ * rather than a page with count and offset.
+ */
+export const FEED_KEY = 'inventory:feed';
+export const FeedPage = () => SetMetadata(FEED_KEY, true);
+
 // Field decorators: one line per field in the response classes.
 export const Id = (description?: string) => ApiProperty({ type: String, format: 'uuid', description });
 export const IdOrNull = (description?: string) => ApiProperty({ type: String, format: 'uuid', nullable: true, description });

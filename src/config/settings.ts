@@ -151,6 +151,10 @@ export class Settings {
   @Transform(toInt) @IsInt() @Min(0) @Max(86400)
   RESERVATION_EXPIRY_INTERVAL_SECONDS = 30;
 
+  /** Days events are kept in the feed; the hourly retention job deletes older ones (an older cursor → 410). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3650)
+  EVENT_RETENTION_DAYS = 30;
+
   get jwksUri(): string {
     return this.IDP_JWKS_URI ?? `${this.IDP_ISSUER_URL}.well-known/jwks.json`;
   }

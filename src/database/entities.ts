@@ -3,6 +3,7 @@ import { Item, ItemAttribute, ItemIdentifier, ItemUomConversion } from '../catal
 import { Location } from '../catalog/locations/location.entity';
 import { Uom } from '../catalog/uoms/uom.entity';
 import { IdempotencyKey } from '../common/idempotency-key.entity';
+import { EventPrune, EventRecord } from '../events/event.entity';
 import { DocumentSequence } from '../documents/document-sequence.entity';
 import { CountLine, CountSession } from '../inventory/counts/count-session.entity';
 import { Allocation, Balance, InventoryPosition, LedgerLine, LedgerTransaction, Lot, Reservation, Serial } from '../inventory/ledger/ledger.entities';
@@ -63,4 +64,6 @@ export const ENTITIES: Function[] = [
   BomComponent,
   WorkOrder,
   WorkOrderComponent,
+  EventRecord,
+  EventPrune,
 ];

@@ -108,7 +108,7 @@ export class UnitOfWork {
    */
   commitWith<T>(send: () => Promise<T>, options: { onlyFirst?: boolean } = {}): Promise<T> {
     const current = this.current;
-    if (!current?.early || current.keepOpen || current.failure !== undefined || (options.onlyFirst && current.early.started)) return send();
+    if (!current?.early || current.keepOpen > 0 || current.failure !== undefined || (options.onlyFirst && current.early.started)) return send();
     const early = current.early;
     // The statement reaches the driver a few ticks later (TypeORM awaits before sending): the flag
     // stays up until then; the first statement sent takes it down.
@@ -116,19 +116,23 @@ export class UnitOfWork {
     return send().finally(() => (early.armed = false));
   }
 
-  /** Declares that statements follow the handler in this unit of work: `commitWith` must not commit early. */
+  /**
+   * Declares that statements follow the handler in this unit of work: `commitWith` must not commit early.
+   * Each caller ends its hold with one `finishWith`; the last to do so sends the COMMIT with its statement
+   * (an Idempotency-Key's stored response, then the change's events: UnitOfWorkInterceptor).
+   */
   keepOpen(): void {
     const current = this.current;
-    if (current) current.keepOpen = true;
+    if (current) current.keepOpen++;
   }
 
   /**
-   * For the caller of `keepOpen`: the unit of work's very last statement, sent with the COMMIT as
-   * `commitWith` does (the same conditions and guarantees apply).
+   * For the caller of `keepOpen`: its last statement; when no other hold remains it is the unit of work's
+   * very last, sent with the COMMIT as `commitWith` does (the same conditions and guarantees apply).
    */
   finishWith<T>(send: () => Promise<T>): Promise<T> {
     const current = this.current;
-    if (current) current.keepOpen = false;
+    if (current && current.keepOpen > 0) current.keepOpen--;
     return this.commitWith(send);
   }
 
@@ -258,7 +262,7 @@ export class UnitOfWork {
       // per-statement wrapping (a second connect, the query-event broadcasts nobody listens to here, and
       // their promises: a fifth of a key read's JavaScript).
       runner.query = leanQuery(runner, client);
-      const current: Attempt = { manager: runner.manager, failure: undefined, early, keepOpen: false, locking };
+      const current: Attempt = { manager: runner.manager, failure: undefined, early, keepOpen: 0, locking };
       this.cls.set(ATTEMPT, current);
       let result: T;
       try {
@@ -333,8 +337,8 @@ interface Attempt {
   failure: unknown;
   /** Until the work returns: commitWith's flag for the next statement. */
   early?: EarlyCommit;
-  /** Statements follow the handler (`keepOpen`). */
-  keepOpen: boolean;
+  /** How many callers declared statements after the handler (`keepOpen`) and have not finished yet. */
+  keepOpen: number;
   /** A run after a LostRace: counters are locked before they are written (`optimistic` false). */
   locking: boolean;
 }

@@ -171,7 +171,7 @@ describe('round trips per request', () => {
     expect(statements.filter((q) => /SAVEPOINT/i.test(q))).toEqual([]);
   });
 
-  it('POST /v1/inventory/reservations: look-ups with the position locked in one statement; number, row and reserved counter in one, sent with the COMMIT; no read-back', async () => {
+  it('POST /v1/inventory/reservations: look-ups with the position locked in one statement; number, row and reserved counter in one; its reservation.created event sent with the COMMIT; no read-back', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
@@ -180,13 +180,16 @@ describe('round trips per request', () => {
     const statements = await statementsOf(async () => {
       created = await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 2, notes: 'rt' }).expect(201);
     });
-    // the tenant's RS number row is locked only from the last statement to the end of the COMMIT
+    // The resource event (data: the answered reservation) is written by the unit of work after the handler
+    // answers (UnitOfWorkInterceptor), so it — not the reservation's statement — leaves with the COMMIT: one
+    // statement and one write more than before events (the RS number row is locked one round trip longer).
     expect(statements.at(-1)).toBe('COMMIT');
-    expect(statements.at(-2)).toMatch(/UPDATE inventory_positions[\s\S]*document_sequences[\s\S]*INSERT INTO reservations/);
-    // open + item, facility and position (locked) in one statement, expired holds in the way, then the
-    // insert with the COMMIT
-    expect(statements).toHaveLength(5);
-    expect(writes).toBe(3);
+    expect(statements.at(-2)).toMatch(/^INSERT INTO events/);
+    expect(statements.at(-3)).toMatch(/UPDATE inventory_positions[\s\S]*document_sequences[\s\S]*INSERT INTO reservations/);
+    // open + item, facility and position (locked) in one statement, expired holds in the way, the insert,
+    // then the event with the COMMIT
+    expect(statements).toHaveLength(6);
+    expect(writes).toBe(4);
     expect(statements[1]).toMatch(/FROM items i[\s\S]*FROM facilities[\s\S]*pre_positions/);
     expect(statements.filter((q) => /document_sequences/.test(q))).toHaveLength(1);
     const data = created!.body.data;

@@ -17,7 +17,7 @@ const { getDataSourceToken } = nativeRequire('@nestjs/typeorm') as { getDataSour
 
 export const ALL = [
   'catalog:read', 'catalog:write', 'inventory:read', 'inventory:write', 'procurement:read', 'procurement:write',
-  'procurement:approve', 'sales:read', 'sales:write', 'production:read', 'production:write',
+  'procurement:approve', 'sales:read', 'sales:write', 'production:read', 'production:write', 'events:read', 'events:write',
 ];
 
 export interface TestContext {

@@ -227,6 +227,7 @@ function counterRows(balances: BalanceRow[], positions: PositionKeyRow[], locked
  * lands) for the caller's statement. `counter_b` (balances) runs before `counter_p` (positions), which
  * reads it; a CTE of the statement that must lock after them (a document number) waits for `counter_p`
  * (`nextNumberSql(tenantId, prefix, AFTER_COUNTERS)`): the lock order holds within the statement too.
+ * `counter_b` returns each balance's key and its quantities after the change (the posting's events read them).
  * `optimistic`: the rows were not locked before this statement (see `Counters.check`); a CHECK
  * violation of a counter constraint then means a concurrent change, not a checked shortage.
  */
@@ -300,7 +301,7 @@ function applySql(
     UPDATE balances b SET qty_on_hand = b.qty_on_hand + k.on_hand, qty_allocated = b.qty_allocated + k.allocated, updated_at = now()
       FROM unnest(${balanceIds}::uuid[], ${balanceOnHand}::numeric[], ${balanceAllocated}::numeric[]) AS k(id, on_hand, allocated)
      WHERE b.tenant_id = ${tenantId} AND b.id = k.id
-    RETURNING 1),
+    RETURNING b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated),
   counter_p AS (
     UPDATE inventory_positions p
        SET qty_available_on_hand = p.qty_available_on_hand + k.on_hand, qty_allocated = p.qty_allocated + k.allocated,

@@ -6,6 +6,7 @@ import { LostRace, UnitOfWork } from '../../database/unit-of-work';
 import { nextNumberSql } from '../../documents/numbering.sql';
 import { sql as decimalText } from '../../documents/quantity';
 import { Settings } from '../../config/settings';
+import { postingEventsSql } from '../../events/events.sql';
 import { Metrics } from '../../metrics/metrics';
 import { COUNTER_CONSTRAINTS, LOT_KEY } from './counters.sql';
 import { LAPSED } from './lapsed.sql';
@@ -76,9 +77,16 @@ export class DirectPostings {
   async post({ posting, line }: DirectPlan): Promise<TransactionView> {
     const id = randomUUID();
     const qty = decimalText(line.qty);
-    const statement = direct(this.uow.tenantId, line, qty, {
-      id, type: posting.type, postedBy: this.uow.userId, reason: posting.reason ?? null, sourceType: posting.sourceType ?? null, sourceId: posting.sourceId ?? null,
-    });
+    const head = { id, type: posting.type, postedBy: this.uow.userId, reason: posting.reason ?? null, sourceType: posting.sourceType ?? null, sourceId: posting.sourceId ?? null };
+    const lineRow: LineRow = {
+      transaction_id: id, line_no: 1, item_id: line.item.id, location_id: line.location.id, lot_id: null, lot_no: null, status_id: line.status.id, qty_delta: qty, serial_nos: null,
+    };
+    // The events' view of the transaction: its answer below, but for what the statement decides (txnNo, postedAt).
+    const { txnNo: _n, postedAt: _p, ...view } = transactionView(
+      { id, txn_no: '', type: head.type, posted_at: new Date(0), posted_by: head.postedBy, reason: head.reason, source_type: head.sourceType, source_id: head.sourceId },
+      [lineRow],
+    );
+    const statement = direct(this.uow.tenantId, line, qty, head, view);
     const send = () => query<DirectRow[]>(this.uow.manager, statement, GENERIC);
     let rows: DirectRow[];
     try {
@@ -94,25 +102,23 @@ export class DirectPostings {
     const [header] = rows;
     if (!header) throw new LostRace('a direct posting needs the full way');
     this.metrics?.posted(posting.type);
-    const lineRow: LineRow = {
-      transaction_id: id, line_no: 1, item_id: header.item_id, location_id: header.location_id, lot_id: null, lot_no: null,
-      status_id: header.status_id, qty_delta: qty, serial_nos: null,
-    };
-    return transactionView(header, [lineRow]);
+    return transactionView(header, [{ ...lineRow, item_id: header.item_id, location_id: header.location_id, status_id: header.status_id }]);
   }
 }
 
 /**
  * The checked line (`qty` its numeric text) and the header. `k` is the line only while its item, location
  * and facility still have the versions it was checked at; `ok` is the line when the stock conditions hold
- * too, else empty, and every write reads it. Locks in the ledger's order: the item (key share, as the full
- * way's look-ups), then the balance, the position, the TX number.
+ * too, else empty, and every write reads it (the posting's events too: none when nothing is posted).
+ * Locks in the ledger's order: the item (key share, as the full way's look-ups), then the balance, the
+ * position, the TX number.
  */
 const direct = (
   tenantId: string,
   line: ResolvedLine,
   qty: string,
   header: { id: string; type: string; postedBy: string; reason: string | null; sourceType: string | null; sourceId: string | null },
+  view: object,
 ): Sql => sql`WITH k AS (
   SELECT i.id AS item_id, loc.facility_id, loc.id AS location_id, st.id AS status_id, st.is_available, ${qty}::numeric AS qty
     FROM items i
@@ -135,7 +141,7 @@ ok AS MATERIALIZED (
 counter_b AS (
   UPDATE balances b SET qty_on_hand = b.qty_on_hand + ok.qty, updated_at = now()
     FROM ok WHERE b.tenant_id = ${tenantId} AND b.id = ok.balance_id
-  RETURNING 1),
+  RETURNING b.qty_on_hand, b.qty_allocated),
 counter_p AS (
   UPDATE inventory_positions p SET qty_available_on_hand = p.qty_available_on_hand + ok.qty, updated_at = now()
     FROM ok WHERE ok.is_available AND p.tenant_id = ${tenantId} AND p.item_id = ok.item_id AND p.facility_id = ok.facility_id
@@ -148,5 +154,6 @@ h AS (
   RETURNING id, txn_no, type, posted_at, posted_by, reason, source_type, source_id),
 l AS (
   INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta)
-  SELECT ${tenantId}, h.id, 1, ok.item_id, ok.facility_id, ok.location_id, NULL, ok.status_id, ok.qty FROM h, ok)
+  SELECT ${tenantId}, h.id, 1, ok.item_id, ok.facility_id, ok.location_id, NULL, ok.status_id, ok.qty FROM h, ok),
+${postingEventsSql(tenantId, view, sql`SELECT ok.item_id, ok.facility_id, ok.location_id, NULL::uuid AS lot_id, ok.status_id, ok.qty AS qty_delta, 1 AS first_line, cb.qty_on_hand, cb.qty_allocated FROM ok, counter_b cb`)}
 SELECT h.*, ok.item_id, ok.location_id, ok.status_id FROM h, ok`;

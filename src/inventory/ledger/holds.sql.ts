@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { UUID_PATTERN } from '../../common/uuid';
+import { isoText, recordEventsSql } from '../../events/events.sql';
 import { AppError, assertVersion, insufficientStock, invalidField, invalidState, notFound, unknownReference } from '../../common/errors';
 import { GENERIC, query, raw, Sql, sql } from '../../database/sql';
 import { UnitOfWork } from '../../database/unit-of-work';
@@ -314,6 +315,7 @@ export class Holds {
   async releaseLapsed(positions: Array<{ itemId: string; facilityId: string }>): Promise<number> {
     const lapsed = await this.lapsedAt(positions);
     await this.free(lapsed, 'released');
+    await this.expired(lapsed);
     return lapsed.length;
   }
 
@@ -321,12 +323,34 @@ export class Holds {
   async sweep(): Promise<number> {
     const due = await this.lapsed(sql`true ORDER BY r.id LIMIT 1000`);
     await this.free(due, 'released');
+    await this.expired(due);
     return due.length;
+  }
+
+  /**
+   * `reservation.updated` (action `expire`) for reservations just released because they expired; data: each
+   * as its GET returns it (released: no active allocations).
+   */
+  async expired(reservations: ReservationRow[]): Promise<void> {
+    if (!reservations.length) return;
+    const tenant = this.uow.tenantId;
+    await query(
+      this.m,
+      recordEventsSql(tenant, { type: 'reservation.updated', action: 'expire', subjectType: 'reservation' }, sql`SELECT r.id AS subject_id, jsonb_build_object(
+          'id', r.id, 'reservationNo', r.reservation_no, 'itemId', r.item_id, 'facilityId', r.facility_id, 'qty', r.qty, 'qtyAllocated', r.qty_allocated,
+          'qtyFulfilled', r.qty_fulfilled, 'status', r.status, 'demandType', r.demand_type, 'demandId', r.demand_id, 'demandLineId', r.demand_line_id,
+          'expiresAt', ${isoText('r.expires_at')}, 'notes', r.notes, 'allocations', '[]'::jsonb, 'version', r.version, 'createdBy', r.created_by,
+          'updatedBy', r.updated_by, 'createdAt', ${isoText('r.created_at')}, 'updatedAt', ${isoText('r.updated_at')}) AS data
+        FROM reservations r WHERE r.tenant_id = ${tenant} AND r.id = ANY(${reservations.map((r) => r.id)}::uuid[])`),
+      GENERIC,
+    );
   }
 
   /** A reservation this unit of work just gave a past expiresAt holds nothing from now on. */
   private async releaseIfLapsed(id: string): Promise<void> {
-    await this.free(await this.lapsed(sql`r.id = ${id}`), 'released');
+    const lapsed = await this.lapsed(sql`r.id = ${id}`);
+    await this.free(lapsed, 'released');
+    await this.expired(lapsed);
   }
 
   /** Lapsed reservations matching `where`, locked, skipping those another unit of work holds. */

@@ -4,12 +4,35 @@ import { notFound } from '../../common/errors';
 import { Metrics } from '../../metrics/metrics';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { empty, GENERIC, query, raw, sql } from '../../database/sql';
+import { postingEventsSql } from '../../events/events.sql';
 import { nextNumberSql } from '../../documents/numbering.sql';
 import { sql as decimalText } from '../../documents/quantity';
-import { AFTER_COUNTERS, CounterWrite } from './counters.sql';
+import { AFTER_COUNTERS, CounterWrite, LOT_KEY } from './counters.sql';
 import { Posting } from './posting';
 import { ResolvedLine } from './posting-lines';
 import { LineRow, TransactionRow, transactionView, TransactionView } from './views';
+
+/**
+ * The posting's balance keys (from the lines CTE `l`) with their quantities after the change: from the
+ * statement's own counter writes (`counter_b` returns them), or, when the counters were written by an
+ * earlier statement of the unit of work, from the balances as this statement sees them.
+ */
+const changesWrittenHere = () => sql`SELECT s.*, cb.qty_on_hand, cb.qty_allocated
+     FROM (SELECT item_id, facility_id, location_id, lot_id, status_id, sum(qty_delta) AS qty_delta, min(line_no) AS first_line FROM l GROUP BY 1, 2, 3, 4, 5) s
+     JOIN counter_b cb ON cb.item_id = s.item_id AND cb.location_id = s.location_id AND cb.lot_id IS NOT DISTINCT FROM s.lot_id AND cb.status_id = s.status_id`;
+const changesWrittenBefore = (tenantId: string) => sql`SELECT s.*, b.qty_on_hand, b.qty_allocated
+     FROM (SELECT item_id, facility_id, location_id, lot_id, status_id, sum(qty_delta) AS qty_delta, min(line_no) AS first_line FROM l GROUP BY 1, 2, 3, 4, 5) s
+     JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = s.item_id AND b.location_id = s.location_id
+                    AND b.lot_key = ${raw(LOT_KEY('s.lot_id'))} AND b.status_id = s.status_id`;
+
+/** The transaction's answer (transactionView) without what the header statement decides: txnNo, postedAt. */
+const eventView = (id: string, posting: Posting, postedBy: string, rows: LineRow[]) => {
+  const { txnNo: _n, postedAt: _p, ...view } = transactionView(
+    { id, txn_no: '', type: posting.type, posted_at: new Date(0), posted_by: postedBy, reason: posting.reason ?? null, source_type: posting.sourceType ?? null, source_id: posting.sourceId ?? null },
+    rows,
+  );
+  return view;
+};
 
 const LINE_COLUMNS = `l.transaction_id, l.line_no, l.item_id, l.location_id, l.lot_id, t.lot_no, l.status_id, l.qty_delta, l.serial_nos`;
 
@@ -58,7 +81,9 @@ export class Journal {
            FROM h, unnest(${rows.map((r) => r.line_no)}::int[], ${rows.map((r) => r.item_id)}::uuid[], ${lines.map((l) => l.location.facilityId)}::uuid[],
                           ${rows.map((r) => r.location_id)}::uuid[], ${rows.map((r) => r.lot_id)}::uuid[], ${rows.map((r) => r.status_id)}::uuid[],
                           ${rows.map((r) => r.qty_delta)}::numeric[], ${lines.map((l) => l.serialNos.join('\x1f'))}::text[])
-                AS k(line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serials))
+                AS k(line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serials)
+         RETURNING line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta),
+       ${postingEventsSql(tenant, eventView(id, posting, this.uow.userId, rows), counters ? changesWrittenHere() : changesWrittenBefore(tenant))}
        SELECT * FROM h`,
       GENERIC,
     );

@@ -110,6 +110,7 @@ export class LedgerService {
       known,
     );
     await this.holds.markFreed(lapsed, 'released');
+    await this.holds.expired(lapsed);
     await this.serials.move(resolved);
     const journal = () => this.journal.write(posting, resolved, counters).catch((err: unknown) => {
       // Written without locks, refused by a counter's CHECK: a concurrent posting got there first.

@@ -1,0 +1,66 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { ClsService } from 'nestjs-cls';
+import { Settings } from '../config/settings';
+import { UnitOfWork } from '../database/unit-of-work';
+import { Principal } from '../tenancy/request-context';
+import { pruneEvents } from './events.sql';
+
+/** Recorded as the user of the job's units of work. */
+export const RETENTION_JOB_USER = 'system:event-retention';
+/** A nil tenant: the prune function works across tenants and ignores it. */
+const NO_TENANT = '00000000-0000-0000-0000-000000000000';
+const BATCH = 10_000;
+const BATCHES_PER_RUN = 100;
+const INTERVAL_MS = 3_600_000;
+
+/**
+ * Deletes events older than EVENT_RETENTION_DAYS, hourly, in batches (each a short transaction of its
+ * own), across tenants (prune_events, SECURITY DEFINER). It records per tenant the newest position it
+ * deleted, so a cursor that has missed a deleted event answers 410 cursor_expired. Several service
+ * processes may run it at once (they delete disjoint or already-deleted rows).
+ */
+@Injectable()
+export class EventRetentionJob implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(EventRetentionJob.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<number>;
+
+  constructor(
+    private readonly settings: Settings,
+    private readonly uow: UnitOfWork,
+    private readonly cls: ClsService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.runOnce(), INTERVAL_MS).unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One run (never two at once in a process); returns how many events were deleted. */
+  runOnce(now = new Date()): Promise<number> {
+    this.running ??= this.prune(now).finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async prune(now: Date): Promise<number> {
+    const cutoff = new Date(now.getTime() - this.settings.EVENT_RETENTION_DAYS * 86_400_000);
+    let deleted = 0;
+    try {
+      for (let i = 0; i < BATCHES_PER_RUN; i++) {
+        const n = await this.cls.run(() => {
+          this.cls.set<Principal>('principal', { tenantId: NO_TENANT, userId: RETENTION_JOB_USER, permissions: new Set() });
+          return this.uow.run((m) => pruneEvents(m, cutoff, BATCH), NO_TENANT);
+        });
+        deleted += n;
+        if (n < BATCH) break;
+      }
+    } catch (err) {
+      this.logger.warn({ err }, 'event retention run failed; the next run retries');
+    }
+    return deleted;
+  }
+}
