@@ -152,7 +152,8 @@ if (require.main === module) {
   createIdp({
     port,
     host,
-    publicUrl: process.env.IDP_PUBLIC_URL || `http://127.0.0.1:${port}/`,
+    // IDP_PORT=0: a port of the system's choosing, named in the issuer it prints
+    publicUrl: process.env.IDP_PUBLIC_URL || (port ? `http://127.0.0.1:${port}/` : undefined),
     keyFile: process.env.IDP_KEY_FILE ?? '.data/dev-idp/key.pem',
     audience: process.env.IDP_AUDIENCE || DEFAULTS.audience,
     claimNamespace: process.env.CLAIM_NAMESPACE || DEFAULTS.claimNamespace,

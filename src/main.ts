@@ -53,15 +53,15 @@ async function main(): Promise<void> {
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
   await app.listen(settings.PORT, settings.HOST);
+  const { port } = app.getHttpServer().address() as { port: number }; // the bound one (PORT=0: chosen by the system)
   log.info(
-    { host: settings.HOST, port: settings.PORT, platform: settings.HTTP_PLATFORM, authMode: settings.AUTH_MODE, version: SERVICE_VERSION, node: process.version },
-    `inventory-service listening on http://${settings.HOST}:${settings.PORT} (${settings.HTTP_PLATFORM}, auth mode ${settings.AUTH_MODE})`,
+    { host: settings.HOST, port, platform: settings.HTTP_PLATFORM, authMode: settings.AUTH_MODE, version: SERVICE_VERSION, node: process.version },
+    `inventory-service listening on http://${settings.HOST}:${port} (${settings.HTTP_PLATFORM}, auth mode ${settings.AUTH_MODE})`,
   );
   log.flush(); // the line process supervisors wait for: not held in the log buffer
   // A first look: the demo tenant, loaded through the API when the dev tenant has no items yet.
   if (settings.NODE_ENV === 'development' && settings.AUTH_MODE === 'dev' && settings.DEMO_DATA) {
     const host = ['0.0.0.0', '::'].includes(settings.HOST) ? '127.0.0.1' : settings.HOST;
-    const { port } = app.getHttpServer().address() as { port: number };
     await loadDemoData(`http://${host.includes(':') ? `[${host}]` : host}:${port}`, log).catch((err: unknown) =>
       log.error({ err }, 'demo data could not be loaded (the service runs on; DEMO_DATA=false skips it)'),
     );

@@ -84,6 +84,8 @@ describe('Facilities', () => {
 
     // Changed by another user: updatedBy is the token's sub, createdBy stays.
     const editor = `Bearer ${await ctx.idp.token({ tenantId: t.tenantId, permissions: ALL, sub: 'editor-1' })}`;
+    // The database's clock just before the change: updatedAt is at least this (equal milliseconds allowed).
+    const dbBefore = ((await ctx.db.query('SELECT now() AS t')) as Array<{ t: Date }>)[0].t.getTime();
     const res = await ctx.http
       .patch(`/v1/facilities/${f.id}`)
       .set({ Authorization: editor, 'If-Match': '"1"' })
@@ -101,7 +103,7 @@ describe('Facilities', () => {
       updatedBy: 'editor-1',
       updatedAt: expect.stringMatching(ISO_MS),
     });
-    expect(new Date(res.body.data.updatedAt).getTime()).toBeGreaterThan(new Date(f.updatedAt).getTime());
+    expect(new Date(res.body.data.updatedAt).getTime()).toBeGreaterThanOrEqual(Math.max(dbBefore, new Date(f.updatedAt).getTime()));
     expect(res.headers.etag).toBe('"2"');
     expect((await t.get(`/v1/facilities/${f.id}`).expect(200)).body.data).toEqual(res.body.data);
 

@@ -288,6 +288,8 @@ describe('Items', () => {
       ).body.data;
 
       const editorToken = await ctx.idp.token({ tenantId: t.tenantId, permissions: ALL, sub: 'editor-1' });
+      // The database's clock just before the change: updatedAt is at least this (equal milliseconds allowed).
+      const dbBefore = ((await ctx.db.query('SELECT now() AS t')) as Array<{ t: Date }>)[0].t.getTime();
       const res = await ctx.http
         .patch(`/v1/items/${original.id}`)
         .set({ Authorization: `Bearer ${editorToken}` })
@@ -316,7 +318,7 @@ describe('Items', () => {
         updatedBy: 'editor-1',
         updatedAt: expect.stringMatching(ISO_MS),
       });
-      expect(new Date(updated.updatedAt).getTime()).toBeGreaterThan(new Date(original.updatedAt).getTime());
+      expect(new Date(updated.updatedAt).getTime()).toBeGreaterThanOrEqual(Math.max(dbBefore, new Date(original.updatedAt).getTime()));
       expect(res.headers.etag).toBe('"2"');
       expect((await t.get(`/v1/items/${original.id}`).expect(200)).body.data).toEqual(updated);
 

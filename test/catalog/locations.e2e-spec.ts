@@ -166,6 +166,8 @@ describe('Locations', () => {
 
     // Changed by another user: updatedBy is the token's sub, createdBy stays (in the tree too, below).
     const editor = `Bearer ${await ctx.idp.token({ tenantId: t.tenantId, permissions: ALL, sub: 'editor-1' })}`;
+    // The database's clock just before the change: updatedAt is at least this (equal milliseconds allowed).
+    const dbBefore = ((await ctx.db.query('SELECT now() AS t')) as Array<{ t: Date }>)[0].t.getTime();
     const res = await ctx.http
       .patch(`/v1/facilities/${f}/locations/${zone.id}`)
       .set({ Authorization: editor, 'If-Match': '"1"' })
@@ -183,7 +185,7 @@ describe('Locations', () => {
       children: [bin],
     });
     expect(bin).toMatchObject({ createdBy: subOf(t.token), updatedBy: subOf(t.token) });
-    expect(new Date(res.body.data.updatedAt).getTime()).toBeGreaterThan(new Date(zone.updatedAt).getTime());
+    expect(new Date(res.body.data.updatedAt).getTime()).toBeGreaterThanOrEqual(Math.max(dbBefore, new Date(zone.updatedAt).getTime()));
     expect(res.headers.etag).toBe('"2"');
 
     const stale = await t.patch(`/v1/facilities/${f}/locations/${zone.id}`, { name: 'late' }).set('If-Match', '"1"').expect(412);

@@ -3,7 +3,6 @@ import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist } from '../support/dist';
 import { startApp, TestContext } from '../support/app';
 import { adjust, tenantWithStock } from '../support/fixtures';
-import { sleep } from '../support/matchers';
 
 const { ExpiryJob, EXPIRY_JOB_USER } = fromDist<typeof ExpiryJobModule>('inventory/ledger/expiry-job');
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
@@ -11,6 +10,10 @@ const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 /**
  * Expired reservations leave the request path: reads change nothing and take no locks, postings and new
  * holds release what stands in their way, and the periodic job releases the rest.
+ *
+ * The test's clock: a reservation is created with an expiry an hour ahead and its `expires_at` then moved
+ * into the past by SQL (as the superuser); the job is run on demand (`runOnce`). Nothing waits for a
+ * window to pass, so a loaded machine cannot make a hold expire early or late.
  */
 describe('reservation expiry', () => {
   let ctx: TestContext;
@@ -23,14 +26,20 @@ describe('reservation expiry', () => {
 
   const row = async (id: string) =>
     (await sql(`SELECT status, qty_allocated::float AS allocated, updated_by FROM reservations WHERE id = $1`, [id]))[0];
+  /** Moves a reservation's expiry into the past (the database's own clock decides what has lapsed). */
+  const lapse = async (id: string) => {
+    const [{ n }] = await sql(`WITH u AS (UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = $1 RETURNING 1) SELECT count(*)::int AS n FROM u`, [id]);
+    expect(n).toBe(1);
+  };
+  const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
   const balanceRow = async (tenantId: string) =>
     (await sql(`SELECT qty_on_hand::float AS on_hand, qty_allocated::float AS allocated FROM balances WHERE tenant_id = $1`, [tenantId]))[0];
 
   async function expiredAllocated(qty: number, stock = 10) {
     const g = await tenantWithStock(ctx, { qty: stock, locations: 1 });
-    const r = (await g.t.post('/v1/inventory/reservations', { itemId: g.item.id, facilityId: g.facility.id, qty, expiresAt: new Date(Date.now() + 800).toISOString() }).expect(201)).body.data;
+    const r = (await g.t.post('/v1/inventory/reservations', { itemId: g.item.id, facilityId: g.facility.id, qty, expiresAt: inAnHour() }).expect(201)).body.data;
     await g.t.post(`/v1/inventory/reservations/${r.id}/allocate`).expect(200);
-    await sleep(1000);
+    await lapse(r.id);
     return { ...g, r };
   }
 
@@ -77,16 +86,16 @@ describe('reservation expiry', () => {
 
   it('an outbound adjustment releases an expired hold at its position even when the stock would suffice without it', async () => {
     const g = await tenantWithStock(ctx, { qty: 10, locations: 1 });
-    const r = (await g.t.post('/v1/inventory/reservations', { itemId: g.item.id, facilityId: g.facility.id, qty: 3, expiresAt: new Date(Date.now() + 800).toISOString() }).expect(201)).body.data;
-    await sleep(1000);
+    const r = (await g.t.post('/v1/inventory/reservations', { itemId: g.item.id, facilityId: g.facility.id, qty: 3, expiresAt: inAnHour() }).expect(201)).body.data;
+    await lapse(r.id);
     // (10 on hand, 3 still reserved by the lapsed hold: −1 fits either way; the posting releases the hold as it passes)
     await adjust(g.t, { itemId: g.item.id, locationId: g.location.id, qtyDelta: -1 });
     expect(await row(r.id)).toMatchObject({ status: 'released' });
     const [position] = await sql(`SELECT qty_available_on_hand::float AS on_hand, qty_reserved::float AS reserved FROM inventory_positions WHERE tenant_id = $1`, [g.t.tenantId]);
     expect(position).toEqual({ on_hand: 9, reserved: 0 });
     // inbound postings leave it to the job
-    const s = (await g.t.post('/v1/inventory/reservations', { itemId: g.item.id, facilityId: g.facility.id, qty: 2, expiresAt: new Date(Date.now() + 800).toISOString() }).expect(201)).body.data;
-    await sleep(1000);
+    const s = (await g.t.post('/v1/inventory/reservations', { itemId: g.item.id, facilityId: g.facility.id, qty: 2, expiresAt: inAnHour() }).expect(201)).body.data;
+    await lapse(s.id);
     await adjust(g.t, { itemId: g.item.id, locationId: g.location.id, qtyDelta: 1 });
     expect(await row(s.id)).toMatchObject({ status: 'open' });
     expect(await verifyLedger(sql, g.t.tenantId)).toEqual([]);

@@ -23,7 +23,7 @@ describe('ledger races', () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t, { locations: 1 });
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
-    const expiresAt = new Date(Date.now() + 1500).toISOString();
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
     const r = (await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 4, expiresAt }).expect(201)).body.data;
     await t.post(`/v1/inventory/reservations/${r.id}/allocate`).expect(200);
 
@@ -33,7 +33,8 @@ describe('ledger races', () => {
     await holder.startTransaction();
     await holder.query(`SELECT 1 FROM reservations WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, [t.tenantId, r.id]);
     const holderPid = await backendPid((text, params) => holder.query(text, params));
-    await sleep(1700);
+    // (the test's clock: the holder moves its expiry into the past, so it lapses while held, with no window to wait out)
+    await holder.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE tenant_id = $1 AND id = $2`, [t.tenantId, r.id]);
     // ...so the fulfil request waits for it, and then finds an expired reservation.
     const fulfil = t.post(`/v1/inventory/reservations/${r.id}/fulfill`).then((res) => res);
     // the fulfil request's backend waits for the holder's lock on the reservation: the race is staged

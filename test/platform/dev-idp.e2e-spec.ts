@@ -51,7 +51,7 @@ describe('npm run idp / npm run token: jwt mode without an external identity pro
   let ctx: TestContext;
 
   beforeAll(async () => {
-    idp = await startDevIdp(await freePort(), keyFile);
+    idp = await startDevIdp(0, keyFile); // it binds a port itself and names it in its issuer
     // The service in jwt mode pointed at it with its documented defaults (audience, claim namespace).
     ctx = await startApp({ IDP_ISSUER_URL: idp.issuer, IDP_AUDIENCE: 'https://inventory.example.com/api', CLAIM_NAMESPACE: 'https://inventory.example.com/' });
   });

@@ -15,8 +15,8 @@ describe('Embedded PostgreSQL start-up errors', () => {
 
   it('a port already in use names the port and the settings to change', async () => {
     const busy = createServer();
-    const port = await freePort();
-    await new Promise<void>((r) => busy.listen(port, '127.0.0.1', () => r()));
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', () => r()));
+    const { port } = busy.address() as { port: number };
     const dir = mkdtempSync(join(tmpdir(), 'inventory-pg-busy-'));
     dirs.push(dir);
     try {

@@ -4,7 +4,7 @@ import type * as PreparedModule from '../../src/database/prepared';
 import { newTenant, startApp, TestContext } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
 
-/** Every statement the service sends, by counting node-postgres Client.query calls in this process. */
+/** The statements the service sends, by counting node-postgres Client.query calls in this process. */
 const { Client } = nativeRequire('pg') as { Client: { prototype: { query: (...args: unknown[]) => unknown } } };
 /** Every write to a database socket (one system call each), by counting net.Socket flushes of those sockets. */
 const { Socket } = nativeRequire('node:net') as { Socket: { prototype: { _writeGeneric: (...args: unknown[]) => unknown } } };
@@ -18,7 +18,16 @@ const { Socket } = nativeRequire('node:net') as { Socket: { prototype: { _writeG
 describe('round trips per request', () => {
   let ctx: TestContext;
   const sent: string[] = [];
-  const dbSockets = new WeakSet<object>();
+  /**
+   * Only the request under test is counted: the statements and writes of a connection while it runs a
+   * unit of work of the tenant under test (from the BEGIN naming that tenant to the next BEGIN on the
+   * connection). The expiry job, the test's own queries and any other request on other connections of
+   * the pool (or in other units of work) are not.
+   */
+  let tenantUnderTest: string | undefined;
+  const tenantOf = new WeakMap<object, string | undefined>();
+  const clientOf = new WeakMap<object, object>();
+  const counted = (client: object | undefined) => tenantUnderTest !== undefined && client !== undefined && tenantOf.get(client) === tenantUnderTest;
   /** The database connections (node-postgres clients) the service sent statements on. */
   const clients = new Set<{ query: (text: string) => Promise<{ rows: unknown[] }> }>();
   let writes = 0;
@@ -28,13 +37,15 @@ describe('round trips per request', () => {
     ctx = await startApp();
     Client.prototype.query = function (this: { connection: { stream: object } }, ...args: unknown[]) {
       const q = args[0] as string | { text: string };
-      sent.push(typeof q === 'string' ? q : q.text);
-      dbSockets.add(this.connection.stream);
+      const text = typeof q === 'string' ? q : q.text;
+      if (text.startsWith('BEGIN')) tenantOf.set(this, /app\.tenant_id = '([^']+)'/.exec(text)?.[1]);
+      if (counted(this)) sent.push(text);
+      clientOf.set(this.connection.stream, this);
       clients.add(this as never);
       return original.apply(this, args);
     };
     Socket.prototype._writeGeneric = function (this: object, ...args: unknown[]) {
-      if (dbSockets.has(this)) writes++;
+      if (counted(clientOf.get(this))) writes++;
       return originalWrite.apply(this, args);
     };
   });
@@ -44,12 +55,18 @@ describe('round trips per request', () => {
     await ctx.close();
   });
 
-  async function statementsOf(request: () => Promise<unknown>): Promise<string[]> {
+  /** The statements of `t`'s units of work while `request` runs (and `writes`: their socket writes). */
+  async function statementsOf(t: { tenantId: string }, request: () => Promise<unknown>): Promise<string[]> {
     sent.length = 0;
     writes = 0;
-    await request();
-    // A read-only unit of work does not wait for its COMMIT: let it leave.
-    await new Promise((r) => setTimeout(r, 20));
+    tenantUnderTest = t.tenantId;
+    try {
+      await request();
+      // A read-only unit of work does not wait for its COMMIT: let it leave.
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      tenantUnderTest = undefined;
+    }
     return [...sent];
   }
 
@@ -57,11 +74,37 @@ describe('round trips per request', () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
     await t.patch(`/v1/items/${f.item.id}`, { identifiers: [{ type: 'sku', value: `S-${f.item.id}` }], attributes: [{ name: 'colour', value: 'red' }] }).expect(200);
-    const statements = await statementsOf(() => t.get(`/v1/items/${f.item.id}`).expect(200));
+    const statements = await statementsOf(t, () => t.get(`/v1/items/${f.item.id}`).expect(200));
     expect(statements).toHaveLength(3);
     expect(statements[0]).toMatch(/^BEGIN READ ONLY; SET LOCAL ROLE inventory_app; SET LOCAL app.tenant_id = '/);
     expect(statements[2]).toBe('COMMIT');
     expect(writes).toBe(1);
+  });
+
+  it('counts only the request under test: statements of other requests and connections meanwhile are not counted', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const other = await newTenant(ctx);
+    const g = await inventoryFixture(other);
+    // Others keep the pool busy the whole time: another tenant's reads and postings, and the test's own
+    // queries on the data source (as the expiry job's or another request's would).
+    let busy = true;
+    const noise = Promise.all([
+      (async () => { while (busy) await other.get(`/v1/items/${g.item.id}`).expect(200); })(),
+      (async () => { while (busy) await adjust(other, { itemId: g.item.id, locationId: g.location.id, qtyDelta: 1 }); })(),
+      (async () => { while (busy) await ctx.db.query('SELECT pg_sleep(0.001)'); })(),
+    ]);
+    try {
+      for (let i = 0; i < 5; i++) {
+        const statements = await statementsOf(t, () => t.get(`/v1/items/${f.item.id}`).expect(200));
+        expect(statements).toHaveLength(3);
+        expect(statements[0]).toContain(`SET LOCAL app.tenant_id = '${t.tenantId}'`);
+        expect(writes).toBe(1);
+      }
+    } finally {
+      busy = false;
+      await noise;
+    }
   });
 
   it('a write inside a read-only unit of work fails in the database', async () => {
@@ -76,7 +119,7 @@ describe('round trips per request', () => {
     const f = await inventoryFixture(t);
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
     for (const qtyDelta of [3, -2]) {
-      const statements = await statementsOf(() => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta }));
+      const statements = await statementsOf(t, () => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta }));
       expect(statements).toHaveLength(3);
       expect(writes).toBe(1);
       expect(statements[2]).toBe('COMMIT');
@@ -94,7 +137,7 @@ describe('round trips per request', () => {
     const body = { itemId: f.item.id, locationId: f.location.id, qtyDelta: 3, reason: 'found' };
     const key = `rt-${f.item.id}`;
     let first: { status: number; body: unknown } | undefined;
-    const statements = await statementsOf(async () => {
+    const statements = await statementsOf(t, async () => {
       first = await ctx.http.post('/v1/inventory/adjustments').set(t.auth).set('Idempotency-Key', key).send(body);
     });
     expect(first!.status).toBe(201);
@@ -114,7 +157,7 @@ describe('round trips per request', () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
     let created: { body: { data: { txnNo: string } } } | undefined;
-    const statements = await statementsOf(async () => {
+    const statements = await statementsOf(t, async () => {
       created = await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
     });
     expect(statements.filter((q) => /^WITH k AS/.test(q))).toEqual([]);
@@ -130,7 +173,7 @@ describe('round trips per request', () => {
     // The item, location and statuses are now known to the process (PostingFacts): Available stock exists.
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
     let created: { body: { data: { txnNo: string } } } | undefined;
-    const statements = await statementsOf(async () => {
+    const statements = await statementsOf(t, async () => {
       created = await adjust(t, { itemId: f.item.id, locationId: f.location.id, statusId: f.status('QUARANTINE'), qtyDelta: 5 });
     });
     expect(statements).toHaveLength(8);
@@ -152,7 +195,7 @@ describe('round trips per request', () => {
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 5 });
     // Deactivated: the item's version moves on; the process still remembers it active.
     await t.patch(`/v1/items/${f.item.id}`, { isActive: false }).expect(200);
-    const statements = await statementsOf(() => t.post('/v1/inventory/adjustments', { itemId: f.item.id, locationId: f.location.id, qtyDelta: 1, reason: 'inactive' }).expect(409));
+    const statements = await statementsOf(t, () => t.post('/v1/inventory/adjustments', { itemId: f.item.id, locationId: f.location.id, qtyDelta: 1, reason: 'inactive' }).expect(409));
     // The one statement was tried on the remembered facts, wrote nothing (the version differs), and the
     // full way answered from fresh ones.
     expect(statements.filter((q) => /^WITH k AS/.test(q))).toHaveLength(1);
@@ -164,7 +207,7 @@ describe('round trips per request', () => {
     const f = await inventoryFixture(t, { items: [{ lotTracking: 'required' }] });
     const lotItem = f.item;
     await adjust(t, { itemId: lotItem.id, locationId: f.location.id, qtyDelta: 5, lotNo: 'L1' });
-    const statements = await statementsOf(() => adjust(t, { itemId: lotItem.id, locationId: f.location.id, qtyDelta: 2, lotNo: 'L1' }));
+    const statements = await statementsOf(t, () => adjust(t, { itemId: lotItem.id, locationId: f.location.id, qtyDelta: 2, lotNo: 'L1' }));
     expect(statements.filter((q) => /^WITH k AS/.test(q))).toEqual([]);
     expect(statements.at(-1)).toBe('COMMIT');
     expect(statements.at(-2)).toMatch(/^WITH counter_b AS[\s\S]*document_sequences[\s\S]*INSERT INTO ledger_transactions/);
@@ -177,7 +220,7 @@ describe('round trips per request', () => {
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
     await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 1 }).expect(201);
     let created: { body: { data: Record<string, unknown> } } | undefined;
-    const statements = await statementsOf(async () => {
+    const statements = await statementsOf(t, async () => {
       created = await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 2, notes: 'rt' }).expect(201);
     });
     // The resource event (data: the answered reservation) is written by the unit of work after the handler

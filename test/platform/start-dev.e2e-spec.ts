@@ -18,29 +18,33 @@ describe('npm run start:dev', () => {
       for (const entry of ['src', 'scripts', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(root, entry), join(dir, entry), { recursive: true });
       cpSync(DIST_DIR, join(dir, 'dist'), { recursive: true }); // what `npm run build` leaves before it
       symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
-      const port = await freePort();
+      // The service binds a port itself (PORT=0) and names it in its "listening on" line (below); the
+      // embedded PostgreSQL must be told its port up front: a probed one.
       const pgPort = await freePort();
       const pgDir = join(dir, '.data', 'postgres');
       chmodSync(dir, 0o755); // as root the embedded PostgreSQL runs as the postgres user, which must traverse it
       // No DATABASE_URL: the service starts its embedded PostgreSQL, as a new user's `npm run start:dev` does.
       child = spawn(process.execPath, [join(dir, 'scripts', 'dev.js')], {
         cwd: dir,
-        env: { PATH: process.env.PATH ?? '', EMBEDDED_PG_DIR: pgDir, EMBEDDED_PG_PORT: String(pgPort), PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'test', LOG_LEVEL: 'info' },
+        env: { PATH: process.env.PATH ?? '', EMBEDDED_PG_DIR: pgDir, EMBEDDED_PG_PORT: String(pgPort), PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'test', LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true, // its own process group: a failed test kills tsc and the service with it
       });
       let output = '';
       child.stdout!.on('data', (d) => (output += d));
       child.stderr!.on('data', (d) => (output += d));
-      const listening = () => output.split('\n').filter((l) => l.includes('listening on')).length;
+      const listeningLines = () => output.split('\n').filter((l) => l.includes('listening on'));
+      const listening = () => listeningLines().length;
+      /** The port the service (the latest one started) bound. */
+      const port = () => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(listeningLines().at(-1) ?? '')?.[1]);
       const until = async (probe: () => boolean, ms: number) => {
         const end = Date.now() + ms;
         while (!probe() && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
         if (!probe()) throw new Error(`timed out; output so far:\n${output}`);
       };
       await until(() => listening() === 1, 90_000);
-      expect((await fetch(`http://127.0.0.1:${port}/v1/uoms`)).status).toBe(200); // dev mode by default
-      const created = await fetch(`http://127.0.0.1:${port}/v1/uoms`, {
+      expect((await fetch(`http://127.0.0.1:${port()}/v1/uoms`)).status).toBe(200); // dev mode by default
+      const created = await fetch(`http://127.0.0.1:${port()}/v1/uoms`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ code: 'PAL', name: 'Pallet', decimals: 0 }),
@@ -49,10 +53,10 @@ describe('npm run start:dev', () => {
 
       appendFileSync(join(dir, 'src', 'main.ts'), '\n// changed\n');
       await until(() => listening() === 2, 60_000);
-      expect((await fetch(`http://127.0.0.1:${port}/health/live`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${port()}/health/live`)).status).toBe(200);
       expect(output).toMatch(/stopped on SIGTERM/); // the old process drained and stopped before the new one
       // The new process started the same embedded database again: what was written before is there.
-      const uoms = (await (await fetch(`http://127.0.0.1:${port}/v1/uoms?limit=100`)).json()) as { data: Array<{ code: string }> };
+      const uoms = (await (await fetch(`http://127.0.0.1:${port()}/v1/uoms?limit=100`)).json()) as { data: Array<{ code: string }> };
       expect(uoms.data.map((u) => u.code)).toContain('PAL');
 
       const exited = once(child, 'exit');

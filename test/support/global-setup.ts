@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
-import { freePort } from './ports';
+import { freePort, onFreePort, portTaken } from './ports';
 
 export { freePort };
 
@@ -13,8 +13,20 @@ export { freePort };
  */
 export default async function globalSetup(): Promise<void> {
   if (process.env.TEST_DATABASE_URL) return;
-  const dir = mkdtempSync(join(tmpdir(), 'inventory-test-pg-'));
-  const db = await startEmbeddedPostgres({ dir, port: await freePort(), database: 'inventory_test', fast: true });
+  // PostgreSQL must be given its port up front: a probed one, and another (in a fresh data directory)
+  // should something take it before PostgreSQL binds it.
+  let dir = '';
+  const db = await onFreePort(async (port) => {
+    dir = mkdtempSync(join(tmpdir(), 'inventory-test-pg-'));
+    const log: string[] = [];
+    try {
+      return await startEmbeddedPostgres({ dir, port, database: 'inventory_test', fast: true, onLog: (line) => log.push(String(line)) });
+    } catch (err) {
+      // PostgreSQL's own "could not bind ... Address already in use" is in its log, not in the error.
+      if (portTaken(log.join('\n'))) throw Object.assign(new Error(`port ${port} was taken: ${String(err)}`), { code: 'EADDRINUSE' });
+      throw err;
+    }
+  });
   process.env.TEST_DATABASE_URL = db.url;
   process.env.TEST_EMBEDDED_PG_DIR = dir;
   (globalThis as { __embeddedPg?: typeof db }).__embeddedPg = db;

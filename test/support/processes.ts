@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { DEFAULT_PLATFORM } from './platforms';
 import { DIST_DIR } from './dist';
-import { freePort } from './ports';
 
 export interface ServiceProcess {
   url: string;
@@ -14,26 +13,31 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
+/** The address in the service's "listening on http://host:port" log line. */
+const LISTENING = /listening on (http:\/\/127\.0\.0\.1:(\d+))/;
+
 /**
  * Starts the compiled service (`node dist/main.js`) as its own OS process and waits until it listens.
+ * It binds a port of the system's choosing itself (PORT=0) and names it in its "listening on" line: no
+ * port is probed and released for it to take (another process could take it in between).
  * `distDir`: another build of it (then run from the folder above, as an image runs it). The HTTP platform is
  * `env.HTTP_PLATFORM`, default TEST_HTTP_PLATFORM or express.
  */
 export async function startServiceProcess(env: Record<string, string>, distDir?: string): Promise<ServiceProcess> {
-  const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, [join(distDir ?? DIST_DIR, 'main.js')], {
     ...(distDir ? { cwd: join(distDir, '..') } : {}),
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', HTTP_PLATFORM: DEFAULT_PLATFORM, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', HTTP_PLATFORM: DEFAULT_PLATFORM, ...env, PORT: '0', HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  await new Promise<void>((resolve, reject) => {
+  const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start within 30 s:\n${output}`)), 30_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('listening on')) {
+      const listening = LISTENING.exec(output);
+      if (listening && Number(listening[2]) > 0) {
         clearTimeout(timer);
-        resolve();
+        resolve(listening[1]);
       }
     };
     child.stdout!.on('data', onData);
@@ -43,7 +47,6 @@ export async function startServiceProcess(env: Record<string, string>, distDir?:
       reject(new Error(`service exited with ${code}:\n${output}`));
     });
   });
-  const url = `http://127.0.0.1:${port}`;
   return {
     url,
     http: request(url),
