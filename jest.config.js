@@ -10,4 +10,6 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60000,
   maxWorkers: 2,
+  // Every spec file's time against its budget, printed after the run (test/support/spec-times.js).
+  reporters: ['default', '<rootDir>/test/support/spec-times.js'],
 };
