@@ -182,7 +182,24 @@ const CASES: Record<string, Case> = {
   'POST /v1/production/work-orders/{id}/cancel': { event: 'work_order.updated', action: 'cancel', make: async (s) => ({ url: `${WO}/${(await workOrder(s, false)).id}/cancel` }) },
 };
 
+/** The superuser's connection (set in beforeAll): to see when the feed has caught up. */
+let db: { query(text: string, params?: unknown[]): Promise<Array<Record<string, unknown>>> };
+
+/**
+ * Every event of `t` written so far, after `cursor`. The feed shows an event once every transaction that
+ * began before it has ended (its horizon), and other specs' transactions run on the same database: so
+ * first wait until the tenant's newest event is below the horizon, then read to the end.
+ */
 async function eventsAfter(t: Tenant, cursor: string): Promise<{ events: FeedEvent[]; cursor: string }> {
+  for (let i = 0; ; i++) {
+    const [{ ok }] = await db.query(
+      `SELECT coalesce((SELECT max(txid) FROM events WHERE tenant_id = $1) < pg_snapshot_xmin(pg_current_snapshot())::text::bigint, true) AS ok`,
+      [t.tenantId],
+    );
+    if (ok) break;
+    if (i > 300) throw new Error('the feed did not catch up within 30 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const events: FeedEvent[] = [];
   for (;;) {
     const p = (await t.get(`/v1/events?limit=500&after=${cursor}`).expect(200)).body;
@@ -197,6 +214,7 @@ describe('every write route writes its events in its own transaction', () => {
   let routes: Array<[string, string]>;
   beforeAll(async () => {
     ctx = await startApp();
+    db = ctx.db;
     const doc = (await ctx.http.get('/openapi.json').expect(200)).body as { paths: Record<string, Record<string, unknown>> };
     routes = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops).filter((m) => m === 'post' || m === 'patch').map((m): [string, string] => [m.toUpperCase(), path]),

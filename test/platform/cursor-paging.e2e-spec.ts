@@ -70,7 +70,8 @@ describe('cursor paging on every paged list (CONTRACT §1)', () => {
     }
     const lists = listRoutes((await ctx.http.get('/openapi.json').expect(200)).body);
     // A paged list takes limit, offset and after; a list of a record's few children answers all of them at once.
-    routes = lists.filter(([, ops]) => takes(ops.get, 'limit')).map(([path]) => path);
+    // The event feed pages by its own cursor (always a string, commit order; test/events/feed): not a list of §1.
+    routes = lists.filter(([path, ops]) => takes(ops.get, 'limit') && path !== '/v1/events').map(([path]) => path);
     whole = lists.filter(([, ops]) => !takes(ops.get, 'limit')).map(([path]) => path);
     for (const [path, ops] of lists) expect({ path, limit: takes(ops.get, 'limit'), after: takes(ops.get, 'after') }).toEqual({ path, limit: takes(ops.get, 'limit'), after: takes(ops.get, 'limit') });
   }, 120_000);
