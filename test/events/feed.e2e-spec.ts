@@ -27,8 +27,29 @@ interface FeedPage {
 
 const page = async (t: Tenant, query = ''): Promise<FeedPage> => (await t.get(`/v1/events${query ? `?${query}` : ''}`).expect(200)).body;
 
-/** Every event after `after` (pages of `limit` until an empty one), and the last cursor. */
+/** The superuser's connection (set in beforeAll): to see when the feed has caught up. */
+let db: { query(text: string, params?: unknown[]): Promise<Array<Record<string, unknown>>> };
+
+/** Whether every event of `t` written so far is below the feed's horizon (the feed can hand it out). */
+async function caughtUp(t: Tenant): Promise<boolean> {
+  const [{ ok }] = await db.query(
+    `SELECT coalesce((SELECT max(txid) FROM events WHERE tenant_id = $1) < pg_snapshot_xmin(pg_current_snapshot())::text::bigint, true) AS ok`,
+    [t.tenantId],
+  );
+  return ok === true;
+}
+
+/**
+ * Every event after `after` (pages of `limit` until an empty one), and the last cursor. The feed shows an
+ * event once every transaction that began before it has ended, and other specs' transactions run on the
+ * same database: so first wait until the tenant's newest event is below that horizon (never call it while
+ * this spec itself holds a transaction open: use `page` then).
+ */
 async function drain(t: Tenant, after?: string, limit = 500): Promise<{ events: FeedEvent[]; cursor: string }> {
+  for (let i = 0; !(await caughtUp(t)); i++) {
+    if (i > 300) throw new Error('the feed did not catch up within 30 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const events: FeedEvent[] = [];
   let cursor = after;
   for (;;) {
@@ -60,6 +81,7 @@ describe('the event feed', () => {
   let ctx: TestContext;
   beforeAll(async () => {
     ctx = await startApp();
+    db = ctx.db;
   });
   afterAll(() => ctx.close());
 
@@ -217,7 +239,8 @@ describe('the event feed', () => {
         const p = await page(t, `limit=37&after=${cursor}`);
         seen.push(...p.data);
         cursor = p.nextCursor;
-        if (finished && !p.data.length) return;
+        // Done once the writers are and the feed has handed out everything they wrote.
+        if (finished && !p.data.length && (await caughtUp(t))) return;
       }
     })();
     const posted = await Promise.all(
