@@ -25,7 +25,7 @@ const configs = { generic: new Map<string, PreparedConfig>(), custom: new Map<st
  * it, with hash and merge joins off (UnitOfWork): without the values the planner guesses 10 rows for an
  * `unnest($n)` and would rather hash-join a whole small table than look its rows up. Use it for
  * statements whose every scan is a key look-up, whatever the values; leave it off for lists, whose
- * filters are optional (`$2 IS NULL OR …`) and whose joins may rightly be hash joins.
+ * filters are optional (`$k IS NULL OR …`) and whose joins may rightly be hash joins.
  *
  * TypeORM's `query(text, params)` hands its first argument to the driver as it is, and node-postgres
  * takes a `{name, text}` config there: hence the cast.

@@ -3,7 +3,7 @@ import { prepared } from './prepared';
 
 /**
  * Hand-written SQL as a tagged template: `sql\`SELECT … WHERE tenant_id = ${tenant} AND id = ${id}\``.
- * Every interpolated value becomes a parameter (`$1`, `$2`… numbered here, never by hand); an
+ * Every interpolated value becomes a parameter (`$n`, numbered here in order, never by hand); an
  * interpolated `Sql` (a fragment) is inlined with its own parameters renumbered; `raw()` inlines trusted
  * text (an identifier or a keyword chosen by the code, never a client's value); `join()` joins fragments.
  *
