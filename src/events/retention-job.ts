@@ -1,8 +1,8 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { Settings } from '../config/settings';
 import { UnitOfWork } from '../database/unit-of-work';
-import { Principal } from '../tenancy/request-context';
+import { BackgroundJob } from '../common/background-job';
 import { pruneEvents } from './events.sql';
 
 /** Recorded as the user of the job's units of work. */
@@ -20,41 +20,28 @@ const INTERVAL_MS = 3_600_000;
  * processes may run it at once (they delete disjoint or already-deleted rows).
  */
 @Injectable()
-export class EventRetentionJob implements OnApplicationBootstrap, OnModuleDestroy {
+export class EventRetentionJob extends BackgroundJob {
   private readonly logger = new Logger(EventRetentionJob.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
 
   constructor(
     private readonly settings: Settings,
     private readonly uow: UnitOfWork,
-    private readonly cls: ClsService,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.runOnce(), INTERVAL_MS).unref();
+    cls: ClsService,
+  ) {
+    super(cls, RETENTION_JOB_USER);
   }
 
-  async onModuleDestroy(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  protected intervalMs(): number {
+    return INTERVAL_MS;
   }
 
-  /** One run (never two at once in a process); returns how many events were deleted. */
-  runOnce(now = new Date()): Promise<number> {
-    this.running ??= this.prune(now).finally(() => (this.running = undefined));
-    return this.running;
-  }
-
-  private async prune(now: Date): Promise<number> {
-    const cutoff = new Date(now.getTime() - this.settings.EVENT_RETENTION_DAYS * 86_400_000);
+  /** Deletes what is past retention; returns how many events were deleted. */
+  protected async work(): Promise<number> {
+    const cutoff = new Date(Date.now() - this.settings.EVENT_RETENTION_DAYS * 86_400_000);
     let deleted = 0;
     try {
       for (let i = 0; i < BATCHES_PER_RUN; i++) {
-        const n = await this.cls.run(() => {
-          this.cls.set<Principal>('principal', { tenantId: NO_TENANT, userId: RETENTION_JOB_USER, permissions: new Set() });
-          return this.uow.run((m) => pruneEvents(m, cutoff, BATCH), NO_TENANT);
-        });
+        const n = await this.as(NO_TENANT, () => this.uow.run((m) => pruneEvents(m, cutoff, BATCH), NO_TENANT));
         deleted += n;
         if (n < BATCH) break;
       }

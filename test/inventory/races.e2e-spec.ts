@@ -4,7 +4,6 @@ import { fromDist } from '../support/dist';
 import { newTenant, startApp, TestContext } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { statusCounts } from './workload';
-import { sleep } from '../support/matchers';
 import { backendPid, waiterBlockedBy } from '../support/locks';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');

@@ -1,8 +1,8 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { Settings } from '../../config/settings';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { Principal } from '../../tenancy/request-context';
+import { BackgroundJob } from '../../common/background-job';
 import { LedgerService } from './ledger.service';
 import { tenantsWithExpiredReservations } from './reads.sql';
 
@@ -19,35 +19,24 @@ const TENANTS_PER_RUN = 100;
  * service processes may run the job at once (rows are taken with SKIP LOCKED).
  */
 @Injectable()
-export class ExpiryJob implements OnApplicationBootstrap, OnModuleDestroy {
+export class ExpiryJob extends BackgroundJob {
   private readonly logger = new Logger(ExpiryJob.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
 
   constructor(
     private readonly settings: Settings,
     private readonly uow: UnitOfWork,
-    private readonly cls: ClsService,
+    cls: ClsService,
     private readonly ledger: LedgerService,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    const seconds = this.settings.RESERVATION_EXPIRY_INTERVAL_SECONDS;
-    if (seconds > 0) this.timer = setInterval(() => void this.runOnce(), seconds * 1000).unref();
+  ) {
+    super(cls, EXPIRY_JOB_USER);
   }
 
-  async onModuleDestroy(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  protected intervalMs(): number {
+    return this.settings.RESERVATION_EXPIRY_INTERVAL_SECONDS * 1000;
   }
 
-  /** One run (never two at once in a process); returns how many reservations were released. */
-  runOnce(): Promise<number> {
-    this.running ??= this.sweep().finally(() => (this.running = undefined));
-    return this.running;
-  }
-
-  private async sweep(): Promise<number> {
+  /** Releases what has expired; returns how many reservations were released. */
+  protected async work(): Promise<number> {
     let released = 0;
     try {
       const tenants: Array<{ tenant_id: string }> = await this.as(NO_TENANT, () =>
@@ -65,12 +54,5 @@ export class ExpiryJob implements OnApplicationBootstrap, OnModuleDestroy {
       this.logger.warn({ err }, 'reservation expiry run failed; the next run retries');
     }
     return released;
-  }
-
-  private as<T>(tenantId: string, work: () => Promise<T>): Promise<T> {
-    return this.cls.run(() => {
-      this.cls.set<Principal>('principal', { tenantId, userId: EXPIRY_JOB_USER, permissions: new Set() });
-      return work();
-    });
   }
 }

@@ -1,0 +1,49 @@
+import { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { ClsService } from 'nestjs-cls';
+import { Principal } from '../tenancy/request-context';
+
+/**
+ * A job the service runs in the background, every `intervalMs` (0: not in this process), and on demand
+ * (`runOnce`, e.g. from a test): never two runs at once in a process, stopped with the application (a
+ * run in flight is awaited). Its units of work run in a request context of their own, as the job's user.
+ */
+export abstract class BackgroundJob implements OnApplicationBootstrap, OnModuleDestroy {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<number>;
+
+  protected constructor(
+    protected readonly cls: ClsService,
+    /** Recorded as the user of the job's units of work. */
+    private readonly user: string,
+  ) {}
+
+  /** Milliseconds between runs; 0 runs it only on demand. */
+  protected abstract intervalMs(): number;
+
+  /** One run; returns how many records it handled. Failures are the run's to log (the next run retries). */
+  protected abstract work(): Promise<number>;
+
+  onApplicationBootstrap(): void {
+    const ms = this.intervalMs();
+    if (ms > 0) this.timer = setInterval(() => void this.runOnce(), ms).unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One run (never two at once in a process). */
+  runOnce(): Promise<number> {
+    this.running ??= this.work().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /** `work` in a request context of its own whose principal is this job's user at `tenantId`. */
+  protected as<T>(tenantId: string, work: () => Promise<T>): Promise<T> {
+    return this.cls.run(() => {
+      this.cls.set<Principal>('principal', { tenantId, userId: this.user, permissions: new Set() });
+      return work();
+    });
+  }
+}
