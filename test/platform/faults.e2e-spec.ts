@@ -5,7 +5,6 @@ import { newTenant, startApp, TestContext, PLATFORMS } from '../support/app';
 import { fromDist } from '../support/dist';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { eventually, OutageDatabase } from '../support/outage';
-import { freePort } from '../support/ports';
 import { sleep } from '../support/matchers';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
 
@@ -23,7 +22,7 @@ describe.each(PLATFORMS)('database killed under load on %s', (platform) => {
   let ctx: TestContext;
 
   beforeAll(async () => {
-    db = new OutageDatabase(dir, await freePort(), true);
+    db = new OutageDatabase(dir, true);
     await db.start();
     ctx = await startApp({ HTTP_PLATFORM: platform, DB_POOL_SIZE: '5', DB_ACQUIRE_TIMEOUT_MS: '1000' }, db.url);
   }, 60_000);

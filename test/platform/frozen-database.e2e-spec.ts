@@ -5,7 +5,6 @@ import { newTenant, startApp, TestContext } from '../support/app';
 import { fromDist } from '../support/dist';
 import { adjust, inventoryFixture, onHand } from '../support/fixtures';
 import { eventually, OutageDatabase } from '../support/outage';
-import { freePort } from '../support/ports';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import type * as UowModule from '../../src/database/unit-of-work';
 
@@ -24,7 +23,7 @@ describe('frozen database (SIGSTOP)', () => {
   let ctx: TestContext;
 
   beforeAll(async () => {
-    db = new OutageDatabase(dir, await freePort());
+    db = new OutageDatabase(dir);
     await db.start();
     ctx = await startApp({}, db.url); // the defaults: DB_REQUEST_TIMEOUT_MS 10000, DB_ACQUIRE_TIMEOUT_MS 5000
   }, 60_000);

@@ -32,7 +32,7 @@ describe('database outage (CONTRACT §2: 503, recovers by itself)', () => {
   let ctx: TestContext;
 
   beforeAll(async () => {
-    db = new OutageDatabase(dir, await freePort());
+    db = new OutageDatabase(dir);
     await db.start();
     ctx = await startApp({}, db.url);
   }, 60_000);
@@ -114,7 +114,7 @@ describe('starting without a database', () => {
 
   it('starts, answers 503 (JSON) on /health and /v1, logs JSON, and becomes ready by itself when the database appears', async () => {
     const port = await freePort();
-    db = new OutageDatabase(dir, port);
+    db = new OutageDatabase(dir, false, port); // told its URL before it starts: a probed port
     const url = `postgres://postgres:postgres@127.0.0.1:${port}/inventory_outage`;
     service = await startServiceProcess({ AUTH_MODE: 'dev', DATABASE_URL: url, LOG_LEVEL: 'info' });
     expect((await service.http.get('/health').expect(503)).body).toMatchObject({ status: 'database_unavailable' });

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DIST_DIR } from './dist';
+import { onFreePort } from './ports';
 
 /**
  * A PostgreSQL of its own, run by a child process with the service's startEmbeddedPostgres. Not in the
@@ -15,24 +16,43 @@ export class OutageDatabase {
 
   constructor(
     private readonly dir: string,
-    private readonly port: number,
     /** Keep fsync and synchronous commit on: needed where a crash must not lose acknowledged commits. */
     private readonly durable = false,
+    /**
+     * The port, where it must be known before the first start (a service told its database URL up front);
+     * otherwise the first start takes a free one (another when it was taken in between) and later starts
+     * (after a crash) reuse it.
+     */
+    private port?: number,
   ) {}
 
   async start(): Promise<void> {
+    if (this.port !== undefined) return this.startOn(this.port);
+    await onFreePort((port) => this.startOn(port));
+    this.port = Number(new URL(this.url).port);
+  }
+
+  private async startOn(port: number): Promise<void> {
     const script = `
       const { startEmbeddedPostgres } = require(${JSON.stringify(join(DIST_DIR, 'database', 'embedded-postgres.js'))});
       process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM')).resume();
-      startEmbeddedPostgres({ dir: ${JSON.stringify(this.dir)}, port: ${this.port}, database: 'inventory_outage', fast: ${!this.durable} })
-        .then((db) => process.stdout.write(db.url + '\\n'), (err) => { process.stderr.write(String(err)); process.exit(1); });`;
-    const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const log = [];
+      startEmbeddedPostgres({ dir: ${JSON.stringify(this.dir)}, port: ${port}, database: 'inventory_outage', fast: ${!this.durable}, onLog: (l) => log.push(String(l)) })
+        // PostgreSQL's own "Address already in use" is in its log, not in the error
+        .then((db) => process.stdout.write(db.url + '\\n'), (err) => { process.stderr.write(String(err) + '\\n' + log.join('\\n')); process.exit(1); });`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
     let out = '';
+    let err = '';
     child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => {
+      err += d;
+      process.stderr.write(d);
+    });
     await new Promise<void>((resolve, reject) => {
       child.stdout!.on('data', () => out.includes('\n') && resolve());
-      child.once('exit', (code) => reject(new Error(`embedded PostgreSQL child exited (${code})`)));
+      // the child's error (the embedded PostgreSQL's words, e.g. a port already in use) decides a retry
+      child.once('exit', (code) => reject(new Error(`embedded PostgreSQL child exited (${code}): ${err.trim()}`)));
     });
     this.url = out.trim();
   }
