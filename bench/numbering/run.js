@@ -25,7 +25,7 @@ const CLIENTS = Number(env.NB_CLIENTS ?? 32);
 const JOBS = Number(env.NB_JOBS ?? 2);
 const REPEAT = Number(env.NB_REPEAT ?? 2);
 const KS = (env.NB_KS ?? '1,4,8,16').split(',').map(Number);
-const CASES = new Set((env.NB_CASES ?? 'baseline,batchFirst,batchLast,sequencer,tpcb').split(','));
+const CASES = new Set((env.NB_CASES ?? 'baseline,batchFirst,batchLast,batchLastEq,sequencer,sequencerNow,tpcb').split(','));
 const SHAPES = (env.NB_SHAPES ?? 'spread,hot').split(',');
 const PAUSE_US = Number(env.NB_SEQUENCER_PAUSE_US ?? 1000);
 const TENANT = '11111111-1111-1111-1111-111111111111';
@@ -115,7 +115,7 @@ async function stop() {
 }
 
 function psql(db, sql) {
-  return execFileSync(PSQL, ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', db, '-XAtq', '-v', 'ON_ERROR_STOP=1'], { input: sql, encoding: 'utf8' }).trim();
+  return execFileSync(PSQL, ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', db, '-XAtq', '-v', 'ON_ERROR_STOP=1'], { input: sql, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] }).trim();
 }
 
 function pgbench(args, logPrefix) {
@@ -174,16 +174,17 @@ async function runCase(c, rep) {
   const queuedBefore = Number(psql('bench', 'SELECT count(*) FROM ledger_unnumbered'));
   const file = path.join(work, `${c.name}-${c.k ?? 1}.sql`);
   fs.writeFileSync(file, c.script);
-  const common = ['-M', 'prepared', '-c', String(CLIENTS), '-j', String(JOBS), '-T', String(SECONDS), '--max-tries=10'];
+  const clients = c.clients ?? CLIENTS;
+  const common = ['-M', 'prepared', '-c', String(clients), '-j', String(Math.min(JOBS, clients)), '-T', String(SECONDS), '--max-tries=10'];
   const prefix = path.join(work, `log-${process.pid}-${c.name}`);
   let out;
   let seqOut = '';
   const t0 = Date.now();
   if (c.name === 'tpcb') {
     out = await pgbench([...common, '-b', 'tpcb-like', 'tpcb'], prefix);
-  } else if (c.name === 'sequencer') {
+  } else if (c.name === 'sequencer' || c.name === 'sequencerNow') {
     const seqFile = path.join(work, 'sequencer-loop.sql');
-    fs.writeFileSync(seqFile, scripts.sequencer());
+    fs.writeFileSync(seqFile, scripts.sequencer(c.name === 'sequencer'));
     // the sequencer runs 2 s longer, to number the last postings
     [seqOut, out] = await Promise.all([
       pgbench(['-M', 'prepared', '-c', '1', '-j', '1', '-T', String(SECONDS + 2), '-f', seqFile, ...defines({ ...VARS, pause_us: PAUSE_US }), 'bench'], null),
@@ -201,7 +202,7 @@ async function runCase(c, rep) {
   const failed = pick(out, /number of failed transactions: (\d+)/) || 0;
   const retried = pick(out, /number of transactions retried: (\d+)/) || 0;
   const r = {
-    case: c.name, shape: c.shape, k: c.k ?? null, run: rep, seconds: SECONDS, clients: CLIENTS,
+    case: c.name, shape: c.shape, k: c.k ?? null, run: rep, seconds: SECONDS, clients,
     pgbenchTps: pick(out, /tps = ([\d.]+) \(without initial connection time\)/),
     transactions: txs, failed, retried,
     latencyP50Ms: +lat.p50.toFixed(2), latencyP99Ms: +lat.p99.toFixed(2),
@@ -225,7 +226,7 @@ async function runCase(c, rep) {
     const dbLat = psql('bench', `SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY d)::numeric, 2), round(percentile_cont(0.99) WITHIN GROUP (ORDER BY d)::numeric, 2)
       FROM (SELECT extract(epoch FROM pg_xact_commit_timestamp(t.xmin) - t.posted_at) * 1000 AS d FROM ledger_transactions t WHERE t.reason = '${tag}') s`).split('|').map(Number);
     [r.commitP50Ms, r.commitP99Ms] = dbLat;
-    if (c.name === 'sequencer') {
+    if (c.name.startsWith('sequencer')) {
       // whatever the loop left (it runs 2 s longer): numbered now, and counted as such
       for (let i = 0; i < 50 && Number(psql('bench', 'SELECT count(*) FROM ledger_unnumbered')) > 0; i++) {
         psql('bench', SEQUENCER.replaceAll(':tenant', `'${TENANT}'`));
@@ -270,16 +271,16 @@ function table(results) {
   }
   const f = (xs, g) => xs.map(g).join(' / ');
   const lines = [
-    '| case | balances | k | postings/s | postings per WAL flush | writing commits per WAL flush | p99 ms (pgbench tx) | p99 ms (start→numbered) | gap-free | load 1 min |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| case | balances | k | clients | postings/s | postings per WAL flush | writing commits per WAL flush | p99 ms (pgbench tx) | p99 ms (start→numbered) | gap-free | load 1 min |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const rs of groups.values()) {
     const r0 = rs[0];
     if (r0.case === 'tpcb') {
-      lines.push(`| pgbench TPC-B (scale 10) | — | — | ${f(rs, (r) => Math.round(r.tps))} tps | — | ${f(rs, (r) => r.writeCommitsPerFlush)} | ${f(rs, (r) => r.latencyP99Ms)} | — | — | ${f(rs, (r) => r.load1)} |`);
+      lines.push(`| pgbench TPC-B (scale 10) | — | — | ${r0.clients} | ${f(rs, (r) => Math.round(r.tps))} tps | — | ${f(rs, (r) => r.writeCommitsPerFlush)} | ${f(rs, (r) => r.latencyP99Ms)} | — | — | ${f(rs, (r) => r.load1)} |`);
       continue;
     }
-    lines.push(`| ${r0.case} | ${r0.shape} | ${r0.k ?? 1} | ${f(rs, (r) => Math.round(r.postingsPerSec))} | ${f(rs, (r) => r.postingsPerFlush)} | ${f(rs, (r) => r.writeCommitsPerFlush)} | ${f(rs, (r) => r.latencyP99Ms)} | ${r0.case === 'sequencer' ? f(rs, (r) => r.numberedP99Ms) : '—'} | ${rs.every((r) => r.numbersGapFree && r.postingsCheck) ? 'yes' : 'NO'} | ${f(rs, (r) => r.load1)} |`);
+    lines.push(`| ${r0.case} | ${r0.shape} | ${r0.k ?? 1} | ${r0.clients} | ${f(rs, (r) => Math.round(r.postingsPerSec))} | ${f(rs, (r) => r.postingsPerFlush)} | ${f(rs, (r) => r.writeCommitsPerFlush)} | ${f(rs, (r) => r.latencyP99Ms)} | ${r0.case.startsWith('sequencer') ? f(rs, (r) => r.numberedP99Ms) : '—'} | ${rs.every((r) => r.numbersGapFree && r.postingsCheck) ? 'yes' : 'NO'} | ${f(rs, (r) => r.load1)} |`);
   }
   return lines.join('\n');
 }
@@ -291,8 +292,12 @@ async function main() {
     for (const k of KS) {
       if (CASES.has('batchFirst') && k > 1) cases.push({ name: 'batchFirst', shape, k, script: scripts.batchFirst(k) });
       if (CASES.has('batchLast')) cases.push({ name: 'batchLast', shape, k, script: scripts.batchLast(k) });
+      // the same batches with as many postings in flight as the other cases (32 clients × 1 posting):
+      // CLIENTS / k clients, as the service would batch 32 concurrent requests
+      if (CASES.has('batchLastEq') && k > 1) cases.push({ name: 'batchLastEq', shape, k, clients: Math.max(1, Math.round(CLIENTS / k)), script: scripts.batchLast(k) });
     }
     if (CASES.has('sequencer')) cases.push({ name: 'sequencer', shape, script: scripts.unnumbered() });
+    if (CASES.has('sequencerNow')) cases.push({ name: 'sequencerNow', shape, script: scripts.unnumbered() });
   }
   if (CASES.has('tpcb')) cases.push({ name: 'tpcb', shape: '-', script: '' });
   const info = await start();

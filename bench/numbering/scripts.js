@@ -110,7 +110,7 @@ ${postingStatement(':x::int', null)}
 `,
 
   /** B, the sequencer: one short statement numbering what is committed below the horizon, then a pause of :pause_us. */
-  sequencer: () => `${SEQUENCER}
+  sequencer: (horizon = true) => `${sequencerSql(horizon)}
 \\sleep :pause_us us
 `,
 };
@@ -119,11 +119,14 @@ ${postingStatement(':x::int', null)}
  * The sequencer statement (B): the queue rows below the snapshot's xmin horizon (every transaction with a
  * lower txid has ended, so the set is final: a later run only finds higher txids) are taken off the queue
  * and numbered in (txid, id) order from the counter row, in one transaction. It writes nothing (no WAL
- * flush) when nothing is below the horizon.
+ * flush) when nothing is below the horizon. Without `horizon` (case sequencerNow) it numbers every committed
+ * row it sees: numbers still follow the order in which postings become visible to the sequencer (a
+ * posting committed after a run's snapshot gets a higher number than every posting of that run), but
+ * within one run they follow txid order, not commit order, and they no longer follow the feed's order.
  */
-const SEQUENCER = `WITH x AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon),
+const sequencerSql = (horizon = true) => `WITH x AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon),
 c AS (
-  DELETE FROM ledger_unnumbered u USING x WHERE u.tenant_id = :tenant::uuid AND u.xid < x.horizon
+  DELETE FROM ledger_unnumbered u USING x WHERE u.tenant_id = :tenant::uuid${horizon ? ' AND u.xid < x.horizon' : ''}
   RETURNING u.xid, u.transaction_id),
 o AS (SELECT transaction_id, row_number() OVER (ORDER BY xid, transaction_id) AS rn FROM c),
 n AS (
@@ -136,4 +139,6 @@ ins AS (
   RETURNING 1)
 SELECT count(*) FROM ins;`;
 
-module.exports = { scripts, SEQUENCER };
+const SEQUENCER = sequencerSql(true);
+
+module.exports = { scripts, SEQUENCER, sequencerSql };
