@@ -18,6 +18,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { scripts, SEQUENCER } = require('./scripts');
+const { table } = require('./table');
 
 const env = process.env;
 const SECONDS = Number(env.NB_SECONDS ?? 15);
@@ -262,29 +263,6 @@ async function runCase(c, rep) {
   return r;
 }
 
-function table(results) {
-  const groups = new Map();
-  for (const r of results) {
-    const key = `${r.case}|${r.shape}|${r.k ?? ''}`;
-    if (!groups.has(key)) groups.set(key, []);
-    groups.get(key).push(r);
-  }
-  const f = (xs, g) => xs.map(g).join(' / ');
-  const lines = [
-    '| case | balances | k | clients | postings/s | postings per WAL flush | writing commits per WAL flush | p99 ms (pgbench tx) | p99 ms (start→numbered) | gap-free | load 1 min |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
-  ];
-  for (const rs of groups.values()) {
-    const r0 = rs[0];
-    if (r0.case === 'tpcb') {
-      lines.push(`| pgbench TPC-B (scale 10) | — | — | ${r0.clients} | ${f(rs, (r) => Math.round(r.tps))} tps | — | ${f(rs, (r) => r.writeCommitsPerFlush)} | ${f(rs, (r) => r.latencyP99Ms)} | — | — | ${f(rs, (r) => r.load1)} |`);
-      continue;
-    }
-    lines.push(`| ${r0.case} | ${r0.shape} | ${r0.k ?? 1} | ${r0.clients} | ${f(rs, (r) => Math.round(r.postingsPerSec))} | ${f(rs, (r) => r.postingsPerFlush)} | ${f(rs, (r) => r.writeCommitsPerFlush)} | ${f(rs, (r) => r.latencyP99Ms)} | ${r0.case.startsWith('sequencer') ? f(rs, (r) => r.numberedP99Ms) : '—'} | ${rs.every((r) => r.numbersGapFree && r.postingsCheck) ? 'yes' : 'NO'} | ${f(rs, (r) => r.load1)} |`);
-  }
-  return lines.join('\n');
-}
-
 async function main() {
   const cases = [];
   for (const shape of SHAPES) {
@@ -322,6 +300,14 @@ async function main() {
   log(table(results));
   const out = { postgres: info, settings: { SECONDS, CLIENTS, JOBS, REPEAT, PAUSE_US, cpus: os.cpus().length }, numbersAll: total, results };
   fs.writeFileSync(env.NB_RESULTS ?? path.join(__dirname, 'results.json'), `${JSON.stringify(out, null, 2)}\n`);
+}
+
+// stopped by a signal: the server and the directory go too
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    process.exitCode = 1;
+    stop().finally(() => process.exit());
+  });
 }
 
 main()
