@@ -21,7 +21,7 @@ const { scripts, SEQUENCER } = require('./scripts');
 const { table } = require('./table');
 
 const env = process.env;
-const SECONDS = Number(env.NB_SECONDS ?? 15);
+const SECONDS = Number(env.NB_SECONDS ?? 20);
 const CLIENTS = Number(env.NB_CLIENTS ?? 32);
 const JOBS = Number(env.NB_JOBS ?? 2);
 const REPEAT = Number(env.NB_REPEAT ?? 2);
