@@ -77,7 +77,8 @@ function platformTargets(r, b, servicePeakRss, platform) {
     t.push({ target: `${cold.label}: the balance look-up's generic plan probes the whole key`, value: cold.cold.plan.lookup.join(' / ').slice(0, 160), ok: cold.cold.plan.fullKey });
     if (r.adjustSpread) {
       const x = cold.rps / r.adjustSpread.rps;
-      t.push({ target: `${cold.label}: within 10% of the analyzed database`, value: `${fmt(x, 3)} × (${fmt(cold.rps)} vs ${fmt(r.adjustSpread.rps)} req/s)`, ok: x >= 0.9 });
+      t.push({ target: `${cold.label}: within 10% of the analyzed database`,
+        value: `${fmt(x, 3)} × (${fmt(cold.rps)} vs ${fmt(r.adjustSpread.rps)} req/s; db CPU ${fmt(cold.dbCpuMs, 2)} vs ${fmt(r.adjustSpread.dbCpuMs, 2)} ms)`, ok: x >= 0.9 });
     }
   }
   const feed = r.feedPoll?.feed;

@@ -209,6 +209,7 @@ async function runScenario(key, def, { service, pg, tenant, headers, postmaster,
   const rss = rssSampler(service.pid);
   const walMeasure = def.write ? walWindow(pg, config.seconds) : null;
   const cpu0 = cpu();
+  const measuredFrom = performance.now();
   const r = await drive({ ...opts, seconds: config.seconds });
   const cpu1 = cpu();
   const peakRssMb = rss.stop();
@@ -219,7 +220,7 @@ async function runScenario(key, def, { service, pg, tenant, headers, postmaster,
     key, label, rps: r.rps, p50: r.p50, p99: r.p99, requests: r.requests, seconds: r.seconds, byStatus: r.byStatus,
     errors: r.errors + warm.errors, warmup: { requests: warm.requests, byStatus: warm.byStatus },
     samples: [...warm.samples, ...r.samples].slice(0, 3), peakRssMb, serviceCpuMs: perRequest(0), dbCpuMs: perRequest(1),
-    drained: r.drained && warm.drained !== false, wal,
+    drained: r.drained && warm.drained !== false, wal, measuredFrom,
   };
   if (def.write) {
     const status = (code) => (warm.byStatus[code] ?? 0) + (r.byStatus[code] ?? 0);
@@ -319,7 +320,7 @@ async function main() {
     for (const p of PLATFORMS) {
       const r = (results[p].feedPoll = await feedPoll({ ...defs.adjustSpread, label: `${defs.adjustSpread.label} [${p}]` }, { ...common, service: services[p] }));
       const f = r.feed;
-      log(`  the feed [${p}], one reader polling GET /v1/events?after=&limit=100 meanwhile: ${f.polls} polls, p50 ${f.p50} ms, p99 ${f.p99} ms; ` +
+      log(`  the feed [${p}], one reader polling GET /v1/events?after=&limit=100 meanwhile: ${f.polls} polls measured (warm-up left out), p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms; ` +
         `${f.events} events read, ${f.expected} written (${f.expected - f.events} missing), ${f.errors} errors`);
     }
   }
@@ -465,6 +466,7 @@ async function coldDatabase(url, idp, results, { headers, postmaster, tenant }) 
     log(`  balances: ${n(stats.balances)} rows, ${stats.stats} column statistics, ${stats.runs} (auto)vacuum/analyze runs`);
     const plan = await explainDirect(pg, ctx);
     log(`  the direct adjustment's generic plan, balance look-up: ${plan.lookup.join(' / ')} → ${plan.fullKey ? 'the whole key' : 'NOT THE WHOLE KEY'}`);
+    if (env.BENCH_EXPLAIN === '1') for (const l of plan.plan) log(`      ${l}`);
     const defs = scenarios(ctx);
     const out = {};
     for (const p of PLATFORMS) {
@@ -473,7 +475,8 @@ async function coldDatabase(url, idp, results, { headers, postmaster, tenant }) 
       });
       r.cold = { ...stats, plan };
       const warm = results[p].adjustSpread;
-      if (warm) log(`  never analyzed / analyzed [${p}]: ${(r.rps / warm.rps).toFixed(3)} × (${r.rps.toFixed(0)} vs ${warm.rps.toFixed(0)} req/s)`);
+      if (warm) log(`  never analyzed / analyzed [${p}]: ${(r.rps / warm.rps).toFixed(3)} × (${r.rps.toFixed(0)} vs ${warm.rps.toFixed(0)} req/s); ` +
+        `PostgreSQL CPU per adjustment ${r.dbCpuMs?.toFixed(2)} vs ${warm.dbCpuMs?.toFixed(2)} ms`);
       out[p] = { ...results[p], adjustSpreadCold: r };
     }
     return out;
@@ -516,7 +519,8 @@ async function explainDirect(pg, ctx) {
     const at = text.findIndex((l) => / on balances b\b/.test(l) && !/Update/.test(l));
     const lookup = at < 0 ? ['(no balances scan found)'] : text.slice(at, at + 3).filter((l, i) => i === 0 || /Cond|Filter/.test(l)).map((l) => l.trim());
     const cond = lookup.find((l) => l.startsWith('Index Cond')) ?? '';
-    const fullKey = /balances_key/.test(lookup[0]) && ['tenant_id', 'item_id', 'location_id', 'lot_key', 'status_id'].every((c) => cond.includes(`${c} =`));
+    // Whichever index (every index of balances that holds the item or the location ends with the whole key).
+    const fullKey = /Index (Only )?Scan using/.test(lookup[0]) && ['tenant_id', 'item_id', 'location_id', 'lot_key', 'status_id'].every((c) => cond.includes(`${c} =`));
     return { lookup, fullKey, plan: text };
   } finally {
     await pg.query('ROLLBACK');
@@ -594,8 +598,9 @@ async function feedPoll(def, common) {
   const latencies = [];
   const reader = (async () => {
     while (!stop) {
+      const started = performance.now();
       const p = await page(cursor, 100);
-      latencies.push(p.ms);
+      latencies.push({ started, ms: p.ms });
       if (p.status !== 200) errors++;
       else {
         events += p.body.data.length;
@@ -607,10 +612,11 @@ async function feedPoll(def, common) {
   stop = true;
   await reader;
   const rest = await drain(cursor);
-  latencies.sort((a, b) => a - b);
-  const at = (q) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN);
+  // Like every scenario's latencies, the polls of the measured part only (not those of its warm-up).
+  const measured = latencies.filter((l) => l.started >= result.measuredFrom).map((l) => l.ms).sort((a, b) => a - b);
+  const at = (q) => Math.round(measured[Math.min(measured.length - 1, Math.floor(q * measured.length))] ?? NaN);
   const created = (result.byStatus[201] ?? 0) + (result.warmup.byStatus[201] ?? 0);
-  result.feed = { polls: latencies.length, p50: at(0.5), p99: at(0.99), events: events + rest.events, expected: 2 * created, errors };
+  result.feed = { polls: measured.length, p50: at(0.5), p99: at(0.99), max: Math.round(measured[measured.length - 1] ?? NaN), events: events + rest.events, expected: 2 * created, errors };
   return result;
 }
 
