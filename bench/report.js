@@ -83,8 +83,8 @@ function platformTargets(r, b, servicePeakRss, platform) {
   }
   const feed = r.feedPoll?.feed;
   if (feed) {
-    t.push({ target: 'GET /v1/events?after= while adjustments run: p99 < 50 ms', value: `${fmt(feed.p99)} ms (p50 ${fmt(feed.p50)} ms, ${feed.polls} polls)`, ok: feed.p99 < 50 });
-    t.push({ target: 'the feed reader misses no event of the adjustments', value: `${feed.events} of ${feed.expected}`, ok: feed.events === feed.expected && feed.errors === 0 });
+    t.push({ target: `GET /v1/events?after= while adjustments run: p99 < 50 ms [${platform}]`, value: `${fmt(feed.p99)} ms (p50 ${fmt(feed.p50)} ms, ${feed.polls} polls)`, ok: feed.p99 < 50 });
+    t.push({ target: `the feed reader misses no event of the adjustments [${platform}]`, value: `${feed.events} of ${feed.expected}`, ok: feed.events === feed.expected && feed.errors === 0 });
   }
   const g = r.itemGet;
   if (g) {
