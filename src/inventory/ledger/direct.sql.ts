@@ -120,7 +120,8 @@ export class DirectPostings {
  * keys as parameters (the facility: the location's at the version checked), not through `k` (a subquery
  * with a row lock, which the planner cannot flatten): on tables without statistics a generic plan
  * otherwise scanned the tenant's balances by tenant and lot alone and joined `k` afterwards, and
- * hashed every lapsed reservation of the tenant. (Exported for the benchmark's EXPLAIN of its generic plan on a never-analyzed database.)
+ * hashed every lapsed reservation of the tenant. (Exported for the benchmark's EXPLAIN of its generic
+ * plan on a never-analyzed database.)
  */
 export const direct = (
   tenantId: string,

@@ -13,13 +13,15 @@ import { Posting } from './posting';
 import { ResolvedLine } from './posting-lines';
 import { LineRow, TransactionRow, transactionView, TransactionView } from './views';
 
+/** The posting's lines (CTE `l`) per balance key, with the key's `lot_key` to join balances by plain equality. */
+const LINE_KEYS = `SELECT item_id, facility_id, location_id, lot_id, ${LOT_KEY('lot_id')} AS lot_key, status_id, sum(qty_delta) AS qty_delta, min(line_no) AS first_line
+       FROM l GROUP BY 1, 2, 3, 4, 6`;
+
 /**
  * The posting's balance keys (from the lines CTE `l`) with their quantities after the change: from the
  * statement's own counter writes (`counter_b` returns them), or, when the counters were written by an
  * earlier statement of the unit of work, from the balances as this statement sees them.
  */
-const LINE_KEYS = `SELECT item_id, facility_id, location_id, lot_id, ${LOT_KEY('lot_id')} AS lot_key, status_id, sum(qty_delta) AS qty_delta, min(line_no) AS first_line
-       FROM l GROUP BY 1, 2, 3, 4, 6`;
 const changesWrittenHere = () => sql`SELECT s.*, cb.qty_on_hand, cb.qty_allocated
      FROM (${raw(LINE_KEYS)}) s
      JOIN counter_b cb ON cb.item_id = s.item_id AND cb.location_id = s.location_id AND cb.lot_key = s.lot_key AND cb.status_id = s.status_id`;
