@@ -3,7 +3,7 @@
 const { writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
-const ORDER = ['adjustSpread', 'adjustSpreadCold', 'adjustSpreadEventsOn', 'adjustSpreadEventsOff', 'adjustHot', 'adjustHotEventsOn', 'adjustHotEventsOff', 'adjustKeyed', 'reserveCancel', 'feedPoll', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge', 'transactionsFirstPage', 'transactionsDeepCursor'];
+const ORDER = ['adjustSpread', 'adjustSpreadCold', 'adjustSpreadAgain', 'adjustSpreadEventsOn', 'adjustSpreadEventsOff', 'adjustHot', 'adjustHotEventsOn', 'adjustHotEventsOff', 'adjustKeyed', 'reserveCancel', 'feedPoll', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge', 'transactionsFirstPage', 'transactionsDeepCursor'];
 const fmt = (x, digits = 0) => (x === null || x === undefined || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
 const ratio = (a, b) => (a && b ? a / b : null);
 const mark = (ok) => (ok === null ? 'n/a ' : ok ? 'PASS' : 'MISS');
@@ -75,10 +75,11 @@ function platformTargets(r, b, servicePeakRss, platform) {
   const cold = r.adjustSpreadCold;
   if (cold) {
     t.push({ target: `${cold.label}: the balance look-up's generic plan probes the whole key`, value: cold.cold.plan.lookup.join(' / ').slice(0, 160), ok: cold.cold.plan.fullKey });
-    if (r.adjustSpread) {
-      const x = cold.rps / r.adjustSpread.rps;
-      t.push({ target: `${cold.label}: within 10% of the analyzed database`,
-        value: `${fmt(x, 3)} × (${fmt(cold.rps)} vs ${fmt(r.adjustSpread.rps)} req/s; db CPU ${fmt(cold.dbCpuMs, 2)} vs ${fmt(r.adjustSpread.dbCpuMs, 2)} ms)`, ok: x >= 0.9 });
+    const warm = r.adjustSpreadAgain;
+    if (warm) {
+      const x = cold.rps / warm.rps;
+      t.push({ target: `${cold.label}: within 10% of the analyzed database (run right after it)`,
+        value: `${fmt(x, 3)} × (${fmt(cold.rps)} vs ${fmt(warm.rps)} req/s; db CPU ${fmt(cold.dbCpuMs, 2)} vs ${fmt(warm.dbCpuMs, 2)} ms)`, ok: x >= 0.9 });
     }
   }
   const feed = r.feedPoll?.feed;

@@ -317,7 +317,11 @@ async function main() {
       await quiet.stop();
     }
   }
-  if (wanted('adjustSpreadCold')) Object.assign(results, await coldDatabase(db.url, idp, results, { headers, postmaster, tenant }));
+  if (wanted('adjustSpreadCold')) {
+    // The analyzed figure to compare with is taken again right after, when both databases' processes have run before.
+    const again = (p) => runScenario('adjustSpreadAgain', defs.adjustSpread, { ...common, service: services[p], label: `${defs.adjustSpread.label}, analyzed, again [${p}]` });
+    Object.assign(results, await coldDatabase(db.url, idp, results, { headers, postmaster, tenant, again }));
+  }
   if (wanted('feedPoll')) {
     for (const p of PLATFORMS) {
       const r = (results[p].feedPoll = await feedPoll({ ...defs.adjustSpread, label: `${defs.adjustSpread.label} [${p}]` }, { ...common, service: services[p] }));
@@ -432,7 +436,7 @@ function merge(runs, label) {
  * service's role): its balance look-up must be an index probe on the whole key. Reported beside the
  * analyzed database's figure (target: within 10%).
  */
-async function coldDatabase(url, idp, results, { headers, postmaster, tenant }) {
+async function coldDatabase(url, idp, results, { headers, postmaster, tenant, again }) {
   const name = 'inventory_bench_cold';
   const coldUrl = (() => {
     const u = new URL(url);
@@ -483,10 +487,12 @@ async function coldDatabase(url, idp, results, { headers, postmaster, tenant }) 
       r.cold = { ...stats, plan };
       const after = await balanceStats(pg);
       log(`  after it, ${statsLine(after)}`);
-      const warm = results[p].adjustSpread;
-      if (warm) log(`  never analyzed / analyzed [${p}]: ${(r.rps / warm.rps).toFixed(3)} × (${r.rps.toFixed(0)} vs ${warm.rps.toFixed(0)} req/s); ` +
+      // Then the analyzed database again (A-B-A): its process too has run before, so neither side is the
+      // first write scenario of its process and of its database since their last CHECKPOINT.
+      const warm = await again(p);
+      log(`  never analyzed / analyzed, again [${p}]: ${(r.rps / warm.rps).toFixed(3)} × (${r.rps.toFixed(0)} vs ${warm.rps.toFixed(0)} req/s); ` +
         `PostgreSQL CPU per adjustment ${r.dbCpuMs?.toFixed(2)} vs ${warm.dbCpuMs?.toFixed(2)} ms`);
-      out[p] = { ...results[p], adjustSpreadCold: r };
+      out[p] = { ...results[p], adjustSpreadCold: r, adjustSpreadAgain: warm };
     }
     return out;
   } finally {
