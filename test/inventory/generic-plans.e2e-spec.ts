@@ -1,11 +1,9 @@
-import { spawnSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { Sql } from '../../src/database/sql';
 import type { ResolvedLine } from '../../src/inventory/ledger/posting-lines';
-import { testDatabaseUrl } from '../support/app';
-import { DIST_DIR, fromDist } from '../support/dist';
+import { fromDist } from '../support/dist';
+import { scratchDatabase } from '../support/scratch-database';
 
 // The statement as the service builds it, from the build the specs run (its module loads NestJS, ESM).
 const { direct } = fromDist<{ direct: (...args: unknown[]) => Sql }>('inventory/ledger/direct.sql');
@@ -19,42 +17,18 @@ const { APP_ROLE } = fromDist<{ APP_ROLE: string }>('database/constants');
  * location) and filtered the rest, or scanned the tenant's balances by tenant and lot alone.
  */
 describe('generic plans on a never-analyzed database', () => {
-  const name = `inventory_plans_${randomBytes(4).toString('hex')}`;
-  const adminUrl = new URL(testDatabaseUrl());
-  adminUrl.pathname = '/postgres';
-  const url = new URL(testDatabaseUrl());
-  url.pathname = `/${name}`;
-  const connect = async (u: URL) => {
-    const c = new Client({ connectionString: u.toString() });
-    await c.connect();
-    return c;
-  };
+  const scratch = scratchDatabase('inventory_plans');
 
   beforeAll(async () => {
-    const admin = await connect(adminUrl);
-    try {
-      await admin.query(`CREATE DATABASE ${name}`);
-    } finally {
-      await admin.end();
-    }
-    const run = spawnSync(process.execPath, [join(DIST_DIR, 'database/cli.js'), 'run'], {
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: url.toString() },
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+    await scratch.create();
+    const run = scratch.cli('run');
     if (run.status !== 0) throw new Error(`migrations: ${run.stdout} ${run.stderr}`);
   }, 150_000);
-  afterAll(async () => {
-    const admin = await connect(adminUrl);
-    try {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    } finally {
-      await admin.end();
-    }
-  });
+  afterAll(() => scratch.drop());
 
   it("the adjustment's balance look-up holds all five key columns in its Index Cond", async () => {
-    const db = await connect(url);
+    const db = new Client({ connectionString: scratch.url.toString() });
+    await db.connect();
     try {
       await db.query(`ALTER TABLE balances SET (autovacuum_enabled = false)`);
       // Rows known to be consistent among themselves; the referenced rows need not exist for a plan.
