@@ -40,14 +40,17 @@ function findPgbench() {
 const percentile = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : null);
 
 /** One timed pgbench run; latencies from its per-transaction log (column 3, µs). */
-async function pgbenchRun(bin, url, { connections, seconds, selectOnly, dbCpu }) {
+async function pgbenchRun(bin, url, { connections, seconds, selectOnly, dbCpu, wal: walMeter }) {
   const dir = mkdtempSync(join(tmpdir(), 'inventory-bench-pgbench-'));
   try {
     const args = ['-n', ...(selectOnly ? ['-S'] : []), '-c', String(connections), '-j', '1', '-T', String(seconds), '-l', '--log-prefix', join(dir, 'log'), url];
+    const walMeasure = walMeter && !selectOnly ? walMeter(seconds) : null;
     const cpu0 = dbCpu();
     const { stdout } = await run(bin, args, { maxBuffer: 16 << 20 });
     const cpu1 = dbCpu();
+    const wal = walMeasure ? await walMeasure : null;
     const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(stdout)?.[1]);
+    if (Number.isNaN(tps)) throw new Error(`pgbench ${args.join(' ')}: no tps in its output:\n${stdout}`);
     const failed = Number(/number of failed transactions: (\d+)/.exec(stdout)?.[1] ?? 0);
     const processed = Number(/number of transactions actually processed: (\d+)/.exec(stdout)?.[1] ?? 0);
     const latencies = readdirSync(dir)
@@ -56,20 +59,22 @@ async function pgbenchRun(bin, url, { connections, seconds, selectOnly, dbCpu })
       .map((line) => Number(line.split(' ')[2]) / 1000)
       .sort((a, b) => a - b);
     const dbCpuMs = cpu0 === null || cpu1 === null ? null : (cpu1 - cpu0) / processed;
-    return { rps: tps, requests: processed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors: failed, dbCpuMs };
+    return { rps: tps, requests: processed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors: failed, dbCpuMs, wal };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 /** pgbench -i (scale = BENCH_PGBENCH_SCALE, default the concurrency), TPC-B, select-only, then drops its tables. */
-async function pgbench(bin, url, { connections, seconds, scale, log, dbCpu }) {
+async function pgbench(bin, url, { connections, seconds, scale, log, dbCpu, wal, checkpoint }) {
   const { stdout: version } = await run(bin, ['--version']);
   log(`  pgbench: ${version.trim()} (${bin}), scale ${scale}`);
   await run(bin, ['-i', '-q', '-s', String(scale), '-I', 'dtGvp', url], { maxBuffer: 16 << 20 });
+  // As after the service's seeding: the load's dirty pages written out before the timed runs.
+  await checkpoint?.();
   try {
-    const tpcb = await pgbenchRun(bin, url, { connections, seconds, dbCpu });
-    log(`  pgbench TPC-B: ${tpcb.rps.toFixed(0)} tps`);
+    const tpcb = await pgbenchRun(bin, url, { connections, seconds, dbCpu, wal });
+    log(`  pgbench TPC-B: ${tpcb.rps.toFixed(0)} tps${tpcb.wal?.commitsPerFlush ? `, ${tpcb.wal.commitsPerFlush.toFixed(2)} commits/WAL flush` : ''}`);
     const select = await pgbenchRun(bin, url, { connections, seconds, selectOnly: true, dbCpu });
     log(`  pgbench select-only: ${select.rps.toFixed(0)} tps`);
     return { version: version.trim(), scale, tpcb, select };

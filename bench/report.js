@@ -3,7 +3,7 @@
 const { writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
-const ORDER = ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel', 'feedPoll', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge', 'transactionsFirstPage', 'transactionsDeepCursor'];
+const ORDER = ['adjustSpread', 'adjustSpreadCold', 'adjustSpreadAgain', 'adjustSpreadEventsOn', 'adjustSpreadEventsOff', 'adjustHot', 'adjustHotEventsOn', 'adjustHotEventsOff', 'adjustKeyed', 'reserveCancel', 'feedPoll', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge', 'transactionsFirstPage', 'transactionsDeepCursor'];
 const fmt = (x, digits = 0) => (x === null || x === undefined || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
 const ratio = (a, b) => (a && b ? a / b : null);
 const mark = (ok) => (ok === null ? 'n/a ' : ok ? 'PASS' : 'MISS');
@@ -18,6 +18,7 @@ function table(rows, log) {
     ['RSS MB', 7, (r) => fmt(r.peakRssMb)],
     ['svc CPU', 8, (r) => fmt(r.serviceCpuMs, 2)],
     ['db CPU', 7, (r) => fmt(r.dbCpuMs, 2)],
+    ['c/flush', 7, (r) => fmt(r.wal?.commitsPerFlush, 2)],
     ['×TPC-B', 7, (r) => fmt(r.vsTpcb, 3)],
     ['×select', 8, (r) => fmt(r.vsSelect, 3)],
     ['×http', 7, (r) => fmt(r.vsHttp, 3)],
@@ -64,10 +65,27 @@ function platformTargets(r, b, servicePeakRss, platform) {
     t.push({ target: `${x.label}: ≥ 0.25 × pgbench TPC-B`, value: b.tpcb ? `${fmt(x.vsTpcb, 3)} × (${fmt(x.rps)} vs ${fmt(b.tpcb.rps)})` : 'no pgbench', ok: b.tpcb ? x.vsTpcb >= 0.25 : null });
     t.push({ target: `${x.label}: p99 < 150 ms`, value: `${fmt(x.p99)} ms`, ok: x.p99 < 150 });
   }
+  for (const k of ['adjustSpread', 'adjustHot']) {
+    const [on, off] = [r[`${k}EventsOn`], r[`${k}EventsOff`]];
+    if (!on || !off) continue;
+    const e = on.events;
+    t.push({ target: `${on.label.replace(/, events on.*/, '')}: with events ≥ 0.80 × without (alternating runs) [${platform}]`,
+      value: `${fmt(e.ratio, 3)} × (${fmt(on.rps)} vs ${fmt(off.rps)} req/s; rounds ${e.ratios.map((x) => fmt(x, 2)).join(', ')})`, ok: e.ratio >= 0.8 });
+  }
+  const cold = r.adjustSpreadCold;
+  if (cold) {
+    t.push({ target: `${cold.label}: the balance look-up's generic plan probes the whole key`, value: cold.cold.plan.lookup.join(' / ').slice(0, 160), ok: cold.cold.plan.fullKey });
+    const warm = r.adjustSpreadAgain;
+    if (warm) {
+      const x = cold.rps / warm.rps;
+      t.push({ target: `${cold.label}: within 10% of the analyzed database (run right after it)`,
+        value: `${fmt(x, 3)} × (${fmt(cold.rps)} vs ${fmt(warm.rps)} req/s; db CPU ${fmt(cold.dbCpuMs, 2)} vs ${fmt(warm.dbCpuMs, 2)} ms)`, ok: x >= 0.9 });
+    }
+  }
   const feed = r.feedPoll?.feed;
   if (feed) {
-    t.push({ target: 'GET /v1/events?after= while adjustments run: p99 < 50 ms', value: `${fmt(feed.p99)} ms (p50 ${fmt(feed.p50)} ms, ${feed.polls} polls)`, ok: feed.p99 < 50 });
-    t.push({ target: 'the feed reader misses no event of the adjustments', value: `${feed.events} of ${feed.expected}`, ok: feed.events === feed.expected && feed.errors === 0 });
+    t.push({ target: `GET /v1/events?after= while adjustments run: p99 < 50 ms [${platform}]`, value: `${fmt(feed.p99)} ms (p50 ${fmt(feed.p50)} ms, ${feed.polls} polls)`, ok: feed.p99 < 50 });
+    t.push({ target: `the feed reader misses no event of the adjustments [${platform}]`, value: `${feed.events} of ${feed.expected}`, ok: feed.events === feed.expected && feed.errors === 0 });
   }
   const g = r.itemGet;
   if (g) {
@@ -108,9 +126,22 @@ function report(run, log) {
   // Each scenario on each platform, side by side, then the baselines (pgbench, bare Node http).
   const rows = [...ORDER.flatMap((k) => platforms.map((p) => results[p][k]).filter(Boolean)), ...['tpcb', 'select', 'bareHttp'].filter((k) => b[k]).map((k) => b[k])];
   const c = run.config;
-  log(`\n${c.connections} connections, ${c.seconds} s per scenario, ${c.cpus} CPUs, Node ${c.node}, PostgreSQL ${c.postgres}${c.database === 'embedded' ? (c.durable ? ' (embedded)' : ' (embedded, fsync off)') : ''}` +
-    `; RSS = the service process's peak, sampled every 100 ms; svc/db CPU = CPU ms per request of the service process and of PostgreSQL`);
+  const d = c.durability;
+  const settings = `fsync=${d.fsync}, synchronous_commit=${d.synchronousCommit}, full_page_writes=${d.fullPageWrites}`;
+  const banner = () => {
+    if (d.durable) return;
+    log('#'.repeat(100));
+    log(`##  NOT DURABLE (${settings}${c.unsafeFast ? ', BENCH_PG_UNSAFE_FAST=1' : ''}):`);
+    log('##  commits are not flushed to disk. Not comparable with production or with the figures in bench/README.');
+    log('#'.repeat(100));
+  };
+  log('');
+  banner();
+  log(`${c.connections} connections, ${c.seconds} s per scenario, ${c.cpus} CPUs, Node ${c.node}, PostgreSQL ${c.postgres} (${c.database}, ${settings})` +
+    `; RSS = the service process's peak, sampled every 100 ms; svc/db CPU = CPU ms per request of the service process and of PostgreSQL; ` +
+    `c/flush = commits per WAL flush (write scenarios, pgbench TPC-B)`);
   table(rows, log);
+  banner();
   if (c.loadBefore > c.cpus / 2)
     log(`warning: the machine was busy when the run started (load average ${c.loadBefore.toFixed(1)} on ${c.cpus} CPUs): the figures are noisy`);
 
@@ -128,7 +159,7 @@ function report(run, log) {
   for (const x of t) log(`  ${mark(x.ok)}  ${x.target.padEnd(86)} ${x.value}`);
 
   const file = join(__dirname, 'results.json');
-  writeFileSync(file, `${JSON.stringify({ when: new Date().toISOString(), ...run, targets: t }, null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify({ when: new Date().toISOString(), durable: d.durable, ...(d.durable ? {} : { warning: "NOT DURABLE: commits not flushed to disk" }), ...run, targets: t }, null, 2)}\n`);
   log(`\nwritten to ${file}`);
 }
 

@@ -32,7 +32,11 @@ const config = {
   lines: int('BENCH_LINES', QUICK ? 50_000 : 1_000_000),
   hot: 5,
   database: env.BENCH_DATABASE_URL ? 'BENCH_DATABASE_URL' : 'embedded',
-  durable: env.BENCH_PG_DURABLE === '1',
+  // The embedded PostgreSQL flushes its commits (fsync, synchronous_commit, full_page_writes on), as a
+  // production ledger does. BENCH_PG_UNSAFE_FAST=1 turns the three off: quicker, NOT DURABLE, never a headline.
+  unsafeFast: env.BENCH_PG_UNSAFE_FAST === '1' && !env.BENCH_DATABASE_URL,
+  // eventsCost: rounds of (events on, events off)
+  eventsRounds: int('BENCH_EVENTS_ROUNDS', 2),
 };
 config.pgbenchScale = int('BENCH_PGBENCH_SCALE', config.connections);
 // BENCH_ONLY=adjustHot,itemGet runs only those scenarios (keys as in results.json); the baselines always run.
@@ -46,6 +50,7 @@ const STATEMENTS = env.BENCH_STATEMENTS === '1' && !env.BENCH_DATABASE_URL;
 const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write', 'sales:read', 'sales:write', 'events:read'];
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
+const NOT_DURABLE = 'NOT DURABLE: commits are not flushed to disk, these figures are not comparable with production or with the README';
 const cleanups = [];
 const n = (x) => x.toLocaleString('en-US');
 
@@ -69,7 +74,7 @@ async function database() {
     : [];
   // BENCH_PG_SETTINGS="name=value …" (embedded database only): more server settings, for an experiment.
   for (const setting of (env.BENCH_PG_SETTINGS ?? '').split(' ').filter(Boolean)) flags.push('-c', setting);
-  const db = await startEmbeddedPostgres({ dir, port: await freePort(), database: 'inventory_bench', fast: !config.durable, flags });
+  const db = await startEmbeddedPostgres({ dir, port: await freePort(), database: 'inventory_bench', fast: config.unsafeFast, flags });
   return { url: db.url, stop: async () => (await db.stop(), rmSync(dir, { recursive: true, force: true })) };
 }
 
@@ -82,7 +87,7 @@ function startProdFlags() {
 }
 
 /** `node dist/main.js` in production mode, its output in a log file; resolves once /health answers 200. */
-async function startService(databaseUrl, idp, platform) {
+async function startService(databaseUrl, idp, platform, extraEnv = {}) {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'inventory-bench-service-')); // cwd: no stray .env is read
   const logFile = join(dir, 'service.log');
@@ -97,7 +102,7 @@ async function startService(databaseUrl, idp, platform) {
       PATH: env.PATH, HOME: env.HOME, NODE_ENV: 'production', HTTP_PLATFORM: platform, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl,
       AUTH_MODE: 'jwt', IDP_ISSUER_URL: idp.issuer, IDP_AUDIENCE: idp.audience, CLAIM_NAMESPACE: idp.claimNamespace,
       // The rate limiter runs on every request, as in production, with a limit no scenario reaches.
-      RATE_LIMIT_PER_MINUTE: '1000000000', ...passThrough,
+      RATE_LIMIT_PER_MINUTE: '1000000000', ...passThrough, ...extraEnv,
     },
     stdio: ['ignore', out, out],
   });
@@ -157,6 +162,45 @@ async function statementProfile(pg, requests) {
   }
 }
 
+/**
+ * Commits and WAL flushes so far: `pg_stat_database.xact_commit` of the bench database, and the WAL
+ * fsyncs — PostgreSQL 18 counts them in `pg_stat_io` (object 'wal', context 'normal': the flushes of
+ * commits by client backends and the WAL writer; 'init' is segment creation), 14–17 in `pg_stat_wal.wal_sync`.
+ * Checked on the embedded PostgreSQL 18: 300 single-insert commits on one connection moved both by 300;
+ * 1,000 on 10 connections, xact_commit by 1,000 and the fsyncs by 310 (group commit).
+ */
+async function walCounters(pg) {
+  const { rows: [r] } = await pg.query(
+    pgVersionNum >= 180000
+      ? `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits,
+                (SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal')::bigint AS flushes`
+      : `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits,
+                ${pgVersionNum >= 140000 ? '(SELECT wal_sync FROM pg_stat_wal)' : 'NULL'}::bigint AS flushes`,
+  );
+  return { commits: Number(r.commits), flushes: r.flushes === null ? null : Number(r.flushes) };
+}
+let pgVersionNum = 0;
+
+/**
+ * Commits per WAL flush over the next `seconds` of a load that starts now: counters read now and again
+ * just before the load ends. Busy backends report their statistics about once a second, but an idle
+ * one only after up to 10 s, so both readings are taken while the load runs (each lags it by up to a
+ * second, commits and flushes alike). Null when the server does not count flushes. (The first run's first
+ * write scenario could show up to 1.4 before this connection's own pending commits were flushed first.)
+ */
+function walWindow(pg, seconds) {
+  // This connection's own commits (seeding, checks) reported first, not inside the window (PostgreSQL 15+).
+  const start = pg.query('SELECT pg_stat_force_next_flush()').catch(() => undefined).then(() => walCounters(pg));
+  const end = new Promise((r) => setTimeout(r, Math.max(0, seconds * 1000 - 100))).then(() => walCounters(pg));
+  return Promise.all([start, end]).then(
+    ([a, b]) => {
+      const flushes = b.flushes === null ? null : b.flushes - a.flushes;
+      return { commits: b.commits - a.commits, flushes, commitsPerFlush: flushes ? (b.commits - a.commits) / flushes : null };
+    },
+    () => null,
+  );
+}
+
 /** One scenario: warm-up, measured run (RSS and CPU sampled), and for writes the row-count and invariant checks. */
 async function runScenario(key, def, { service, pg, tenant, headers, postmaster, label = def.label }) {
   const before = def.write ? await counts(pg, tenant) : null;
@@ -165,17 +209,20 @@ async function runScenario(key, def, { service, pg, tenant, headers, postmaster,
   const warm = config.warmup > 0 ? await drive({ ...opts, seconds: config.warmup }) : { byStatus: {}, errors: 0, samples: [], requests: 0 };
   const cpu = () => [cpuMs(service.pid), postmaster ? cpuMs(postmaster, { tree: true }) : null];
   const rss = rssSampler(service.pid);
+  const walMeasure = def.write ? walWindow(pg, config.seconds) : null;
   const cpu0 = cpu();
+  const measuredFrom = performance.now();
   const r = await drive({ ...opts, seconds: config.seconds });
   const cpu1 = cpu();
   const peakRssMb = rss.stop();
+  const wal = walMeasure ? await walMeasure : null;
   if (service.exited) throw new Error(`service exited (${service.exited}) during "${label}":\n${service.tail()}`);
   const perRequest = (i) => (cpu0[i] !== null && cpu1[i] !== null ? (cpu1[i] - cpu0[i]) / r.requests : null);
   const result = {
     key, label, rps: r.rps, p50: r.p50, p99: r.p99, requests: r.requests, seconds: r.seconds, byStatus: r.byStatus,
     errors: r.errors + warm.errors, warmup: { requests: warm.requests, byStatus: warm.byStatus },
     samples: [...warm.samples, ...r.samples].slice(0, 3), peakRssMb, serviceCpuMs: perRequest(0), dbCpuMs: perRequest(1),
-    drained: r.drained && warm.drained !== false,
+    drained: r.drained && warm.drained !== false, wal, measuredFrom,
   };
   if (def.write) {
     const status = (code) => (warm.byStatus[code] ?? 0) + (r.byStatus[code] ?? 0);
@@ -183,6 +230,7 @@ async function runScenario(key, def, { service, pg, tenant, headers, postmaster,
   }
   const c = result.check;
   log(`  ${label.padEnd(50)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${result.errors}` +
+    (wal?.commitsPerFlush ? `  ${wal.commitsPerFlush.toFixed(2)} commits/WAL flush` : '') +
     (c ? `  | ${c.text}: ${c.matches ? 'match' : 'MISMATCH'}; invariants ${c.violations.length ? `${c.violations.length} VIOLATED` : 'ok'}` : ''));
   for (const s of result.samples) log(`      unexpected: ${s}`);
   if (STATEMENTS) await statementProfile(pg, r.requests + warm.requests);
@@ -194,7 +242,7 @@ async function main() {
   const pgbenchBin = findPgbench();
   log(`inventory-service benchmark${QUICK ? ' (quick)' : ''}: ${config.connections} connections, ${config.seconds} s per scenario ` +
     `(+${config.warmup} s warm-up), ${n(config.items)} items, ${n(config.balances)} balances, ledger ${n(config.balances)} → ${n(config.lines)} lines; ` +
-    `database: ${config.database}${config.durable ? ' (durable)' : ''}; pgbench: ${pgbenchBin ?? 'not found'}; ${cpus().length} CPUs, Node ${process.version}`);
+    `database: ${config.database}${config.unsafeFast ? ' (BENCH_PG_UNSAFE_FAST: NOT DURABLE)' : ''}; pgbench: ${pgbenchBin ?? 'not found'}; ${cpus().length} CPUs, Node ${process.version}`);
 
   const db = await database();
   cleanups.push(db.stop);
@@ -220,12 +268,24 @@ async function main() {
 
   const pg = await connect(db.url);
   cleanups.push(() => pg.end());
-  const { rows: [{ server_version: pgVersion }] } = await pg.query('SHOW server_version');
+  const { rows: [server] } = await pg.query(
+    `SELECT current_setting('server_version') AS version, current_setting('server_version_num')::int AS num, current_setting('fsync') AS fsync,
+            current_setting('synchronous_commit') AS synchronous_commit, current_setting('full_page_writes') AS full_page_writes`,
+  );
+  const pgVersion = server.version;
+  pgVersionNum = server.num;
+  // Durable: every commit waits for its WAL flush, and a torn page can be restored (what production runs).
+  const durability = { fsync: server.fsync, synchronousCommit: server.synchronous_commit, fullPageWrites: server.full_page_writes };
+  durability.durable = server.fsync === 'on' && server.synchronous_commit !== 'off' && server.full_page_writes === 'on';
+  log(`PostgreSQL ${pgVersion}: fsync=${server.fsync}, synchronous_commit=${server.synchronous_commit}, full_page_writes=${server.full_page_writes}` +
+    (durability.durable ? ' (durable)' : ` — ${NOT_DURABLE}`));
   // The embedded PostgreSQL's CPU time is measured too; a BENCH_DATABASE_URL server may serve others, so it is not.
   const postmaster = env.BENCH_DATABASE_URL ? null : postmasterOf((await pg.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
   log(`seeding tenant ${tenant} (PostgreSQL ${pgVersion})`);
   const ctx = await seedBase(pg, { tenant, items: config.items, balances: config.balances, hot: config.hot });
   ctx.itemIds = (await pg.query('SELECT id FROM items WHERE tenant_id = $1', [tenant])).rows.map((r) => r.id);
+  // Fresh statistics for every table (the seed's bulk loads analyze only the tables they fill).
+  await pg.query('ANALYZE');
   const seedCheck = await verify(pg, tenant);
   log(`  seeded; invariants ${seedCheck.violations.length ? `${seedCheck.violations.length} VIOLATED` : 'ok'}`);
 
@@ -246,11 +306,27 @@ async function main() {
 
   log('\nwrites (each followed by the row-count check and every ledger invariant)');
   for (const key of ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel']) if (wanted(key)) await onEach(key, defs[key]);
+  if (wanted('eventsCost')) {
+    log(`\nwhat the ledger's events cost: the same adjustments alternately with events and without (a second service process with LEDGER_EVENTS=false), ${config.eventsRounds} rounds`);
+    for (const p of PLATFORMS) {
+      const quiet = await startService(db.url, idp, p, { LEDGER_EVENTS: 'false' });
+      cleanups.push(quiet.stop);
+      const first = await fetch(`${quiet.base}/v1/facilities`, { headers });
+      if (first.status !== 200) throw new Error(`GET /v1/facilities on the LEDGER_EVENTS=false service: ${first.status}`);
+      Object.assign(results[p], await eventsCost(defs, { ...common, service: services[p] }, { ...common, service: quiet }, p));
+      await quiet.stop();
+    }
+  }
+  if (wanted('adjustSpreadCold')) {
+    // The analyzed figure to compare with is taken again right after, when both databases' processes have run before.
+    const again = (p) => runScenario('adjustSpreadAgain', defs.adjustSpread, { ...common, service: services[p], label: `${defs.adjustSpread.label}, analyzed, again [${p}]` });
+    Object.assign(results, await coldDatabase(db.url, idp, results, { headers, postmaster, tenant, again }));
+  }
   if (wanted('feedPoll')) {
     for (const p of PLATFORMS) {
       const r = (results[p].feedPoll = await feedPoll({ ...defs.adjustSpread, label: `${defs.adjustSpread.label} [${p}]` }, { ...common, service: services[p] }));
       const f = r.feed;
-      log(`  the feed [${p}], one reader polling GET /v1/events?after=&limit=100 meanwhile: ${f.polls} polls, p50 ${f.p50} ms, p99 ${f.p99} ms; ` +
+      log(`  the feed [${p}], one reader polling GET /v1/events?after=&limit=100 meanwhile: ${f.polls} polls measured (warm-up left out), p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms; ` +
         `${f.events} events read, ${f.expected} written (${f.expected - f.events} missing), ${f.errors} errors`);
     }
   }
@@ -286,16 +362,195 @@ async function main() {
   let pgbenchVersion = null;
   if (pgbenchBin) {
     const dbCpu = () => (postmaster ? cpuMs(postmaster, { tree: true }) : null);
-    const pb = await pgbench(pgbenchBin, db.url, { connections: config.connections, seconds: config.seconds, scale: config.pgbenchScale, log, dbCpu });
+    const pb = await pgbench(pgbenchBin, db.url, { connections: config.connections, seconds: config.seconds, scale: config.pgbenchScale, log, dbCpu,
+      wal: (seconds) => walWindow(pg, seconds), checkpoint: () => pg.query('CHECKPOINT') });
     baselines.tpcb = { label: `pgbench TPC-B (scale ${pb.scale})`, ...pb.tpcb };
     baselines.select = { label: 'pgbench select-only', ...pb.select };
     pgbenchVersion = pb.version;
   }
 
   report({
-    config: { ...config, platforms: PLATFORMS, pgbench: pgbenchBin, pgbenchVersion, postgres: pgVersion, node: process.version, cpus: cpus().length, tenant, loadBefore },
+    config: { ...config, durability, platforms: PLATFORMS, pgbench: pgbenchBin, pgbenchVersion, postgres: pgVersion, node: process.version, cpus: cpus().length, tenant, loadBefore },
     results, baselines, servicePeakRss, seedChecks: [seedCheck, growCheck].filter(Boolean), jwksRequests: idp.jwksRequests,
   }, log);
+}
+
+/**
+ * Events' cost (issue 23: adjustments with events ≥ 0.8 × without, in the same run or alternating runs):
+ * each adjustment scenario runs `eventsRounds` times on the normal service and on one with
+ * LEDGER_EVENTS=false (warmed by one unrecorded run first), alternately (on, off; off, on; …), every run
+ * checked like any write scenario. The
+ * figure is the ratio of the summed requests/s; the median of the rounds' ratios is printed beside it.
+ */
+async function eventsCost(defs, on, off, platform) {
+  const out = {};
+  for (const key of ['adjustSpread', 'adjustHot']) {
+    const runs = { on: [], off: [] };
+    // The second process starts cold: one unrecorded run first, so that both have run the statement and
+    // their JIT is warm. Then the rounds alternate their order (on, off; off, on; …) against drift.
+    if (key === 'adjustSpread') await drive({ base: off.service.base, connections: config.connections, headers: off.headers, requests: defs[key].requests, expect: defs[key].expect, seconds: config.seconds });
+    for (let round = 1; round <= config.eventsRounds; round++) {
+      const order = round % 2 ? [['on', on], ['off', off]] : [['off', off], ['on', on]];
+      for (const [mode, common] of order)
+        runs[mode].push(await runScenario(`${key}Events`, defs[key], { ...common, label: `${defs[key].label}, events ${mode} (${round}) [${platform}]` }));
+    }
+    const merged = (mode) => merge(runs[mode], `${defs[key].label}, events ${mode} (${config.eventsRounds} runs) [${platform}]`);
+    const ratios = runs.on.map((r, i) => r.rps / runs.off[i].rps).sort((a, b) => a - b);
+    const withEvents = merged('on');
+    const without = merged('off');
+    withEvents.events = { ratio: withEvents.rps / without.rps, medianRatio: ratios[Math.floor(ratios.length / 2)], ratios };
+    log(`  ${defs[key].label} [${platform}]: with events ${withEvents.rps.toFixed(0)} req/s, without ${without.rps.toFixed(0)} req/s: ` +
+      `${withEvents.events.ratio.toFixed(3)} × (rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}); CPU per adjustment ` +
+      `${(withEvents.serviceCpuMs + withEvents.dbCpuMs).toFixed(2)} vs ${(without.serviceCpuMs + without.dbCpuMs).toFixed(2)} ms`);
+    out[`${key}EventsOn`] = withEvents;
+    out[`${key}EventsOff`] = without;
+  }
+  return out;
+}
+
+/** Several runs of one scenario as one row: requests over their total time, CPU per request weighted, the worst p99, checks combined. */
+function merge(runs, label) {
+  const requests = runs.reduce((s, r) => s + r.requests, 0);
+  const weighted = (f) => (runs.every((r) => r[f] !== null) ? runs.reduce((s, r) => s + r[f] * r.requests, 0) / requests : null);
+  const flushes = runs.reduce((s, r) => s + (r.wal?.flushes ?? 0), 0);
+  const commits = runs.reduce((s, r) => s + (r.wal?.commits ?? 0), 0);
+  return {
+    key: runs[0].key, label, requests, seconds: runs.reduce((s, r) => s + r.seconds, 0), rps: requests / runs.reduce((s, r) => s + r.seconds, 0),
+    p50: runs.map((r) => r.p50).sort((a, b) => a - b)[Math.floor(runs.length / 2)], p99: Math.max(...runs.map((r) => r.p99)),
+    errors: runs.reduce((s, r) => s + r.errors, 0), peakRssMb: Math.max(...runs.map((r) => r.peakRssMb ?? 0)),
+    serviceCpuMs: weighted('serviceCpuMs'), dbCpuMs: weighted('dbCpuMs'), drained: runs.every((r) => r.drained),
+    wal: flushes ? { commits, flushes, commitsPerFlush: commits / flushes } : null,
+    check: {
+      matches: runs.every((r) => r.check.matches), text: runs.map((r) => r.check.text).join('; '),
+      checks: runs[0].check.checks, violations: runs.flatMap((r) => r.check.violations),
+    },
+    runs: runs.map(({ rps, p50, p99, requests: n, serviceCpuMs, dbCpuMs }) => ({ rps, p50, p99, requests: n, serviceCpuMs, dbCpuMs })),
+  };
+}
+
+/**
+ * Plans that do not depend on luck (issue 26, point 3): the spread adjustments on a second database of the
+ * same server, loaded the same way but never analyzed — no ANALYZE, no VACUUM, autovacuum off for every
+ * table of it — served by fresh service processes, whose connections build each statement's generic plan
+ * on tables without statistics. First, the direct adjustment's generic plan there (EXPLAIN, as the
+ * service's role): its balance look-up must be an index probe on the whole key. Reported beside the
+ * analyzed database's figure (target: within 10%).
+ */
+async function coldDatabase(url, idp, results, { headers, postmaster, tenant, again }) {
+  const name = 'inventory_bench_cold';
+  const coldUrl = (() => {
+    const u = new URL(url);
+    u.pathname = `/${name}`;
+    return u.toString();
+  })();
+  const admin = await connect(url);
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  log(`\na never-analyzed database (${name}, same server): ${n(config.items)} items, ${n(config.balances)} balances, loaded without ANALYZE or VACUUM, autovacuum off`);
+  const services = {};
+  const stopAll = async () => {
+    for (const s of Object.values(services)) await s.stop();
+  };
+  const pg = await connect(coldUrl);
+  try {
+    for (const platform of PLATFORMS) {
+      services[platform] = await startService(coldUrl, idp, platform);
+      cleanups.push(services[platform].stop);
+      if (platform === PLATFORMS[0]) {
+        // Right after the migrations: autovacuum off for every table (it would analyze them after the load).
+        const { rows } = await pg.query(`SELECT format('ALTER TABLE %I.%I SET (autovacuum_enabled = false)', schemaname, tablename) AS stmt FROM pg_tables WHERE schemaname = 'public'`);
+        for (const r of rows) await pg.query(r.stmt);
+      }
+    }
+    // The same tenant and token as the analyzed database: its first request provisions it here.
+    for (const s of Object.values(services)) {
+      const first = await fetch(`${s.base}/v1/facilities`, { headers });
+      if (first.status !== 200) throw new Error(`GET /v1/facilities on the never-analyzed database: ${first.status}`);
+    }
+    const ctx = await seedBase(pg, { tenant, items: config.items, balances: config.balances, hot: config.hot, analyze: false });
+    const stats = await balanceStats(pg);
+    const statsLine = (x) => `balances: ${n(x.balances)} rows, ${x.stats} column statistics, ${x.runs} (auto)vacuum/analyze runs`;
+    log(`  ${statsLine(stats)}`);
+    const plan = await explainDirect(pg, ctx);
+    log(`  the direct adjustment's generic plan, balance look-up: ${plan.lookup.join(' / ')} → ${plan.fullKey ? 'the whole key' : 'NOT THE WHOLE KEY'}`);
+    if (env.BENCH_EXPLAIN === '1') for (const l of plan.plan) log(`      ${l}`);
+    const defs = scenarios(ctx);
+    const out = {};
+    for (const p of PLATFORMS) {
+      // A fresh process: one unrecorded run first, as the analyzed figure's process has run before (its JIT
+      // warm). Its connections build their generic plans here, still without statistics (nothing analyzes).
+      await drive({ base: services[p].base, connections: config.connections, headers, requests: defs.adjustSpread.requests, expect: defs.adjustSpread.expect, seconds: config.seconds });
+      const r = await runScenario('adjustSpreadCold', { ...defs.adjustSpread, label: `${defs.adjustSpread.label}, never analyzed` }, {
+        service: services[p], pg, tenant: ctx.tenant, headers, postmaster, label: `${defs.adjustSpread.label}, never analyzed [${p}]`,
+      });
+      r.cold = { ...stats, plan };
+      const after = await balanceStats(pg);
+      log(`  after it, ${statsLine(after)}`);
+      // Then the analyzed database again (A-B-A): its process too has run before, so neither side is the
+      // first write scenario of its process and of its database since their last CHECKPOINT.
+      const warm = await again(p);
+      log(`  never analyzed / analyzed, again [${p}]: ${(r.rps / warm.rps).toFixed(3)} × (${r.rps.toFixed(0)} vs ${warm.rps.toFixed(0)} req/s); ` +
+        `PostgreSQL CPU per adjustment ${r.dbCpuMs?.toFixed(2)} vs ${warm.dbCpuMs?.toFixed(2)} ms`);
+      out[p] = { ...results[p], adjustSpreadCold: r, adjustSpreadAgain: warm };
+    }
+    return out;
+  } finally {
+    await pg.end();
+    await stopAll();
+  }
+}
+
+/** The balances table's rows, column statistics and (auto)vacuum/analyze runs so far. */
+async function balanceStats(pg) {
+  const { rows: [r] } = await pg.query(
+    `SELECT (SELECT count(*) FROM pg_stats WHERE schemaname = 'public' AND tablename = 'balances')::int AS stats,
+            (SELECT analyze_count + autoanalyze_count + vacuum_count + autovacuum_count FROM pg_stat_user_tables WHERE relname = 'balances')::int AS runs,
+            (SELECT count(*) FROM balances)::int AS balances`,
+  );
+  return r;
+}
+
+/**
+ * EXPLAIN of the direct adjustment statement (the one an adjustment sends) with its generic plan, as the
+ * service runs it (its role, the tenant set, plan_cache_mode = force_generic_plan), for one seeded balance:
+ * the lines of the balances look-up, and whether its Index Cond holds all five key columns.
+ */
+async function explainDirect(pg, ctx) {
+  const { direct } = require(join(ROOT, 'dist/inventory/ledger/direct.sql.js'));
+  const { APP_ROLE } = require(join(ROOT, 'dist/database/constants.js'));
+  const [key] = ctx.keys;
+  const { rows: [v] } = await pg.query(
+    `SELECT i.version AS item_version, l.version AS location_version, f.version AS facility_version, l.facility_id
+       FROM items i, locations l JOIN facilities f ON f.tenant_id = l.tenant_id AND f.id = l.facility_id
+      WHERE i.tenant_id = $1 AND i.id = $2 AND l.tenant_id = $1 AND l.id = $3`,
+    [ctx.tenant, key.itemId, key.locationId],
+  );
+  const line = {
+    item: { id: key.itemId, version: v.item_version },
+    location: { id: key.locationId, version: v.location_version, facilityVersion: v.facility_version, facilityId: v.facility_id },
+    status: { id: ctx.status },
+  };
+  const statement = direct(ctx.tenant, line, '1', { id: randomUUID(), type: 'adjustment', postedBy: 'bench', reason: 'explain', sourceType: null, sourceId: null }, () => ({}));
+  await pg.query('BEGIN');
+  try {
+    await pg.query(`SET LOCAL ROLE ${APP_ROLE}`);
+    await pg.query(`SELECT set_config('app.tenant_id', $1, true)`, [ctx.tenant]);
+    await pg.query(`SET LOCAL plan_cache_mode = force_generic_plan`);
+    await pg.query(`PREPARE bench_direct AS ${statement.text}`);
+    const literal = (x) => (x === null ? 'NULL' : `'${String(x).replace(/'/g, "''")}'`);
+    const { rows } = await pg.query(`EXPLAIN (COSTS OFF) EXECUTE bench_direct(${statement.values.map(literal).join(', ')})`);
+    const text = rows.map((r) => r['QUERY PLAN']);
+    const at = text.findIndex((l) => / on balances b\b/.test(l) && !/Update/.test(l));
+    const lookup = at < 0 ? ['(no balances scan found)'] : text.slice(at, at + 3).filter((l, i) => i === 0 || /Cond|Filter/.test(l)).map((l) => l.trim());
+    const cond = lookup.find((l) => l.startsWith('Index Cond')) ?? '';
+    // Whichever index (every index of balances that holds the item or the location ends with the whole key).
+    const fullKey = /Index (Only )?Scan using/.test(lookup[0]) && ['tenant_id', 'item_id', 'location_id', 'lot_key', 'status_id'].every((c) => cond.includes(`${c} =`));
+    return { lookup, fullKey, plan: text };
+  } finally {
+    await pg.query('ROLLBACK');
+    await pg.query('DEALLOCATE ALL').catch(() => undefined);
+  }
 }
 
 /**
@@ -368,8 +623,9 @@ async function feedPoll(def, common) {
   const latencies = [];
   const reader = (async () => {
     while (!stop) {
+      const started = performance.now();
       const p = await page(cursor, 100);
-      latencies.push(p.ms);
+      latencies.push({ started, ms: p.ms });
       if (p.status !== 200) errors++;
       else {
         events += p.body.data.length;
@@ -381,10 +637,11 @@ async function feedPoll(def, common) {
   stop = true;
   await reader;
   const rest = await drain(cursor);
-  latencies.sort((a, b) => a - b);
-  const at = (q) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN);
+  // Like every scenario's latencies, the polls of the measured part only (not those of its warm-up).
+  const measured = latencies.filter((l) => l.started >= result.measuredFrom).map((l) => l.ms).sort((a, b) => a - b);
+  const at = (q) => Math.round(measured[Math.min(measured.length - 1, Math.floor(q * measured.length))] ?? NaN);
   const created = (result.byStatus[201] ?? 0) + (result.warmup.byStatus[201] ?? 0);
-  result.feed = { polls: latencies.length, p50: at(0.5), p99: at(0.99), events: events + rest.events, expected: 2 * created, errors };
+  result.feed = { polls: measured.length, p50: at(0.5), p99: at(0.99), max: Math.round(measured[measured.length - 1] ?? NaN), events: events + rest.events, expected: 2 * created, errors };
   return result;
 }
 

@@ -55,7 +55,7 @@ const one = async (pg, sql, params) => (await pg.query(sql, params)).rows[0];
  * (one transaction each). The hot balances, with more stock, are location 1 of the first `hot` items.
  * The tenant must exist (its first HTTP request provisions it).
  */
-async function seedBase(pg, { tenant, items, balances, hot, by = 'bench' }) {
+async function seedBase(pg, { tenant, items, balances, hot, by = 'bench', analyze = true }) {
   if (balances % LOCATIONS || balances / LOCATIONS > items) throw new Error(`balances must be a multiple of ${LOCATIONS} and at most items × ${LOCATIONS}`);
   const { id: ea } = await one(pg, `SELECT id FROM uoms WHERE tenant_id = $1 AND code = 'EA'`, [tenant]);
   const { id: status } = await one(pg, `SELECT id FROM stock_statuses WHERE tenant_id = $1 AND code = 'AVAILABLE'`, [tenant]);
@@ -99,7 +99,7 @@ async function seedBase(pg, { tenant, items, balances, hot, by = 'bench' }) {
        FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS u(item_id, location_id, k)`,
     [keys.map((k) => k.itemId), keys.map((k) => k.locationId), hotKeys, HOT_QTY, SEED_QTY],
   );
-  const ctx = { tenant, facility, status, balances, keys, hot: hotKeys.map((k) => keys[k]), items };
+  const ctx = { tenant, facility, status, balances, keys, hot: hotKeys.map((k) => keys[k]), items, analyze };
   // One transaction per balance, one line each: its seed stock.
   await appendLines(pg, ctx, 'seed ledger lines', balances, [{ key: 'i - 1', qty: 'b.qty' }]);
   return ctx;
@@ -159,7 +159,8 @@ async function appendLines(pg, ctx, label, count, lines) {
     [tenant, last + txns],
   );
   await syncCounters(pg, tenant);
-  await pg.query(`VACUUM ANALYZE items, ledger_transactions, ledger_lines, balances, inventory_positions`);
+  // `analyze: false` (the never-analyzed scenario's database): freshly loaded, no statistics, no VACUUM either.
+  if (ctx.analyze !== false) await pg.query(`VACUUM ANALYZE items, ledger_transactions, ledger_lines, balances, inventory_positions`);
   await pg.query(`CHECKPOINT`).catch(() => undefined);
 }
 

@@ -107,6 +107,14 @@ export class Settings {
   @Transform(toBool) @IsIn([true, false], { message: 'LEDGER_DIRECT_POSTINGS must be true or false' })
   LEDGER_DIRECT_POSTINGS = true;
 
+  /**
+   * For measurement only (the benchmark's events-cost figure): `false` makes ledger postings write no
+   * events (`transaction.posted`, `stock.changed`), which breaks the contract's guarantee that every
+   * change is in the feed (§9). Never turn it off in service.
+   */
+  @Transform(toBool) @IsIn([true, false], { message: 'LEDGER_EVENTS must be true or false' })
+  LEDGER_EVENTS = true;
+
   /** On SIGTERM/SIGINT, how long requests in flight may take to finish before they are cut off (milliseconds). */
   @Transform(toInt) @IsInt() @Min(0) @Max(600_000)
   SHUTDOWN_TIMEOUT_MS = 10000;

@@ -25,6 +25,10 @@ export const postingEventsSql = (tenantId: string, view: object, changes: Sql): 
      FROM h, (${changes}) s
     ORDER BY s.first_line))`;
 
+/** `, posting_events AS (…)` (postingEventsSql), to follow a posting statement's last CTE. */
+export const postingEventsCte = (tenantId: string, view: object, changes: Sql): Sql => sql`,
+${postingEventsSql(tenantId, view, changes)}`;
+
 /** One `<resource>.<created|updated>` event, written in the unit of work of the change. */
 export function insertEvent(
   m: EntityManager,

@@ -1,33 +1,9 @@
-import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { Client } from 'pg';
-import { testDatabaseUrl } from '../support/app';
-import { DIST_DIR } from '../support/dist';
+import { scratchDatabase } from '../support/scratch-database';
 
 /** `npm run migration:run` / `migration:revert` (dist/database/cli.js) on a database of their own. */
 describe('migration CLI', () => {
-  const name = `inventory_cli_${randomBytes(4).toString('hex')}`;
-  const adminUrl = new URL(testDatabaseUrl());
-  adminUrl.pathname = '/postgres';
-  const url = new URL(testDatabaseUrl());
-  url.pathname = `/${name}`;
-
-  const admin = async (sql: string) => {
-    const c = new Client({ connectionString: adminUrl.toString() });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  const cli = (...args: string[]) =>
-    spawnSync(process.execPath, [join(DIST_DIR, 'database/cli.js'), ...args], {
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: url.toString() },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+  const { url, cli, create, drop } = scratchDatabase('inventory_cli');
   const appliedMigrations = async () => {
     const c = new Client({ connectionString: url.toString() });
     await c.connect();
@@ -39,8 +15,8 @@ describe('migration CLI', () => {
     }
   };
 
-  beforeAll(() => admin(`CREATE DATABASE ${name}`));
-  afterAll(() => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  beforeAll(create);
+  afterAll(drop);
 
   it('runs every migration, reverts the last one, and runs it again', async () => {
     const first = cli('run');

@@ -133,14 +133,14 @@ export class Counters {
     const [itemIds, locationIds, lotIds, statusIds] = (['itemId', 'locationId', 'lotId', 'statusId'] as const).map((f) => keys.map((k) => k[f]));
     return {
       ctes: sql`pre_k AS (
-           SELECT DISTINCT k.item_id, loc.facility_id, k.location_id, k.lot_id, coalesce(k.status_id, st.id) AS status_id
+           SELECT DISTINCT k.item_id, loc.facility_id, k.location_id, k.lot_id, ${raw(LOT_KEY('k.lot_id'))} AS lot_key, coalesce(k.status_id, st.id) AS status_id
              FROM unnest(${itemIds}::uuid[], ${locationIds}::uuid[], ${lotIds}::uuid[], ${statusIds}::uuid[]) AS k(item_id, location_id, lot_id, status_id)
              JOIN locations loc ON loc.tenant_id = ${tenant} AND loc.id = k.location_id
              LEFT JOIN stock_statuses st ON st.tenant_id = ${tenant} AND st.code = 'AVAILABLE'),
          pre_b AS (
            SELECT b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated
              FROM pre_k k JOIN balances b ON b.tenant_id = ${tenant} AND b.item_id = k.item_id AND b.location_id = k.location_id
-                                         AND b.lot_key = ${raw(LOT_KEY('k.lot_id'))} AND b.status_id = k.status_id
+                                         AND b.lot_key = k.lot_key AND b.status_id = k.status_id
             ORDER BY ${raw(BALANCE_ORDER)}
               ${forUpdate('b')}),
          pre_p AS (
@@ -242,23 +242,28 @@ export const AFTER_COUNTERS = '(SELECT count(*) FROM counter_p) >= 0';
 /** The constraints that keep counters whole: a violation by an optimistic write is a lost race. */
 export const COUNTER_CONSTRAINTS = new Set(['balance_not_negative', 'balance_allocated_within_on_hand', 'position_counters_not_negative', 'position_not_overcommitted']);
 
+/** The `lot_key` of stock without a lot (balances.lot_key: the lot, or this all-zero UUID). */
+export const NO_LOT = '00000000-0000-0000-0000-000000000000';
 /**
- * A balance's `lot_key` for a lot id that may be null (stock without a lot): balances are looked up by
- * five equalities on the unique key `balances_key`, so every plan probes the whole key.
+ * A balance's `lot_key` for a lot id that may be null (stock without a lot), as an output column of the
+ * key set a look-up joins: balances are then looked up by five plain equalities (`b.lot_key = k.lot_key`),
+ * which every index of balances holds in full (migration BalanceKeyIndexes), so every plan — a generic
+ * one without statistics too — probes the whole key. (Written on the balance's side of the join,
+ * `b.lot_key = coalesce(k.lot_id, …)` stays out of the Index Cond: a filter after the probe.)
  */
-export const LOT_KEY = (lotId: string) => `coalesce(${lotId}, '00000000-0000-0000-0000-000000000000'::uuid)`;
+export const LOT_KEY = (lotId: string) => `coalesce(${lotId}, '${NO_LOT}'::uuid)`;
 
 /** A balance key's arrays, in the given order: item, facility, location, lot, status. */
 type BalanceArrays = ReturnType<typeof balanceArrays>;
 const balanceArrays = (keys: BalanceKey[]) =>
   [keys.map((k) => k.itemId), keys.map((k) => k.facilityId), keys.map((k) => k.locationId), keys.map((k) => k.lotId), keys.map((k) => k.statusId)] as const;
 
-/** Existing balances of the keys (in the given order) locked in that order. */
-const selectBalances = (tenantId: string, [itemIds, facilityIds, locationIds, lotIds, statusIds]: BalanceArrays) => sql`SELECT b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated
-         FROM unnest(${itemIds}::uuid[], ${facilityIds}::uuid[], ${locationIds}::uuid[], ${lotIds}::uuid[], ${statusIds}::uuid[])
-              WITH ORDINALITY AS k(item_id, facility_id, location_id, lot_id, status_id, ord)
+/** Existing balances of the keys (in the given order) locked in that order; each key's lot_key given (LOT_KEY). */
+const selectBalances = (tenantId: string, [itemIds, , locationIds, lotIds, statusIds]: BalanceArrays) => sql`SELECT b.id, b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated
+         FROM unnest(${itemIds}::uuid[], ${locationIds}::uuid[], ${lotIds.map((l) => l ?? NO_LOT)}::uuid[], ${statusIds}::uuid[])
+              WITH ORDINALITY AS k(item_id, location_id, lot_key, status_id, ord)
          JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = k.item_id AND b.location_id = k.location_id
-                        AND b.lot_key = ${raw(LOT_KEY('k.lot_id'))} AND b.status_id = k.status_id
+                        AND b.lot_key = k.lot_key AND b.status_id = k.status_id
         ORDER BY k.ord
           FOR UPDATE OF b`;
 
@@ -301,7 +306,7 @@ function applySql(
     UPDATE balances b SET qty_on_hand = b.qty_on_hand + k.on_hand, qty_allocated = b.qty_allocated + k.allocated, updated_at = now()
       FROM unnest(${balanceIds}::uuid[], ${balanceOnHand}::numeric[], ${balanceAllocated}::numeric[]) AS k(id, on_hand, allocated)
      WHERE b.tenant_id = ${tenantId} AND b.id = k.id
-    RETURNING b.item_id, b.location_id, b.lot_id, b.status_id, b.qty_on_hand, b.qty_allocated),
+    RETURNING b.item_id, b.location_id, b.lot_id, b.lot_key, b.status_id, b.qty_on_hand, b.qty_allocated),
   counter_p AS (
     UPDATE inventory_positions p
        SET qty_available_on_hand = p.qty_available_on_hand + k.on_hand, qty_allocated = p.qty_allocated + k.allocated,

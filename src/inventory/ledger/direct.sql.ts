@@ -1,14 +1,14 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { constraintOf } from '../../common/errors';
-import { GENERIC, query, raw, Sql, sql } from '../../database/sql';
+import { empty, GENERIC, query, raw, Sql, sql } from '../../database/sql';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
 import { nextNumberSql } from '../../documents/numbering.sql';
 import { sql as decimalText } from '../../documents/quantity';
 import { Settings } from '../../config/settings';
-import { postingEventsSql } from '../../events/events.sql';
+import { postingEventsCte } from '../../events/events.sql';
 import { Metrics } from '../../metrics/metrics';
-import { COUNTER_CONSTRAINTS, LOT_KEY } from './counters.sql';
+import { COUNTER_CONSTRAINTS, NO_LOT } from './counters.sql';
 import { LAPSED } from './lapsed.sql';
 import { Ending, isIssue, Posting } from './posting';
 import { PostingFacts } from './posting-facts';
@@ -46,6 +46,7 @@ export interface DirectPlan {
 @Injectable()
 export class DirectPostings {
   private readonly enabled: boolean;
+  private readonly events: boolean;
 
   constructor(
     private readonly uow: UnitOfWork,
@@ -55,6 +56,7 @@ export class DirectPostings {
     @Optional() settings?: Settings,
   ) {
     this.enabled = settings?.LEDGER_DIRECT_POSTINGS ?? true;
+    this.events = settings?.LEDGER_EVENTS ?? true;
   }
 
   /** The direct way's plan for `posting` (on the first attempt of its unit of work, nothing after it), or undefined. */
@@ -82,11 +84,14 @@ export class DirectPostings {
       transaction_id: id, line_no: 1, item_id: line.item.id, location_id: line.location.id, lot_id: null, lot_no: null, status_id: line.status.id, qty_delta: qty, serial_nos: null,
     };
     // The events' view of the transaction: its answer below, but for what the statement decides (txnNo, postedAt).
-    const { txnNo: _n, postedAt: _p, ...view } = transactionView(
-      { id, txn_no: '', type: head.type, posted_at: new Date(0), posted_by: head.postedBy, reason: head.reason, source_type: head.sourceType, source_id: head.sourceId },
-      [lineRow],
-    );
-    const statement = direct(this.uow.tenantId, line, qty, head, view);
+    const view = () => {
+      const { txnNo: _n, postedAt: _p, ...rest } = transactionView(
+        { id, txn_no: '', type: head.type, posted_at: new Date(0), posted_by: head.postedBy, reason: head.reason, source_type: head.sourceType, source_id: head.sourceId },
+        [lineRow],
+      );
+      return rest;
+    };
+    const statement = direct(this.uow.tenantId, line, qty, head, this.events && view);
     const send = () => query<DirectRow[]>(this.uow.manager, statement, GENERIC);
     let rows: DirectRow[];
     try {
@@ -111,14 +116,20 @@ export class DirectPostings {
  * and facility still have the versions it was checked at; `ok` is the line when the stock conditions hold
  * too, else empty, and every write reads it (the posting's events too: none when nothing is posted).
  * Locks in the ledger's order: the item (key share, as the full way's look-ups), then the balance, the
- * position, the TX number.
+ * position, the TX number. The balance, the position and lapsed reservations are looked up by their
+ * keys as parameters (the facility: the location's at the version checked), not through `k` (a subquery
+ * with a row lock, which the planner cannot flatten): on tables without statistics a generic plan
+ * otherwise scanned the tenant's balances by tenant and lot alone and joined `k` afterwards, and
+ * hashed every lapsed reservation of the tenant. (Exported for the benchmark's EXPLAIN of its generic
+ * plan on a never-analyzed database.)
  */
-const direct = (
+export const direct = (
   tenantId: string,
   line: ResolvedLine,
   qty: string,
   header: { id: string; type: string; postedBy: string; reason: string | null; sourceType: string | null; sourceId: string | null },
-  view: object,
+  /** The events' view of the transaction; false: no events (LEDGER_EVENTS=false). */
+  view: false | (() => object),
 ): Sql => sql`WITH k AS (
   SELECT i.id AS item_id, loc.facility_id, loc.id AS location_id, st.id AS status_id, st.is_available, ${qty}::numeric AS qty
     FROM items i
@@ -129,15 +140,15 @@ const direct = (
      FOR KEY SHARE OF i),
 ok AS MATERIALIZED (
   SELECT k.*, b.id AS balance_id
-    FROM k JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = k.item_id AND b.location_id = k.location_id
-                          AND b.lot_key = ${raw(LOT_KEY('NULL::uuid'))} AND b.status_id = k.status_id
+    FROM k JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = ${line.item.id} AND b.location_id = ${line.location.id}
+                          AND b.lot_key = ${raw(`'${NO_LOT}'::uuid`)} AND b.status_id = ${line.status.id}
    WHERE b.qty_on_hand + k.qty >= b.qty_allocated
      AND (NOT k.is_available OR EXISTS (
            SELECT 1 FROM inventory_positions p
-            WHERE p.tenant_id = ${tenantId} AND p.item_id = k.item_id AND p.facility_id = k.facility_id
+            WHERE p.tenant_id = ${tenantId} AND p.item_id = ${line.item.id} AND p.facility_id = ${line.location.facilityId}
               AND p.qty_available_on_hand + k.qty >= p.qty_allocated + p.qty_reserved))
      AND (k.qty > 0 OR NOT EXISTS (
-           SELECT 1 FROM reservations r WHERE r.tenant_id = ${tenantId} AND r.item_id = k.item_id AND r.facility_id = k.facility_id AND ${raw(LAPSED)}))),
+           SELECT 1 FROM reservations r WHERE r.tenant_id = ${tenantId} AND r.item_id = ${line.item.id} AND r.facility_id = ${line.location.facilityId} AND ${raw(LAPSED)}))),
 counter_b AS (
   UPDATE balances b SET qty_on_hand = b.qty_on_hand + ok.qty, updated_at = now()
     FROM ok WHERE b.tenant_id = ${tenantId} AND b.id = ok.balance_id
@@ -154,6 +165,5 @@ h AS (
   RETURNING id, txn_no, type, posted_at, posted_by, reason, source_type, source_id),
 l AS (
   INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta)
-  SELECT ${tenantId}, h.id, 1, ok.item_id, ok.facility_id, ok.location_id, NULL, ok.status_id, ok.qty FROM h, ok),
-${postingEventsSql(tenantId, view, sql`SELECT ok.item_id, ok.facility_id, ok.location_id, NULL::uuid AS lot_id, ok.status_id, ok.qty AS qty_delta, 1 AS first_line, cb.qty_on_hand, cb.qty_allocated FROM ok, counter_b cb`)}
+  SELECT ${tenantId}, h.id, 1, ok.item_id, ok.facility_id, ok.location_id, NULL, ok.status_id, ok.qty FROM h, ok)${view ? postingEventsCte(tenantId, view(), sql`SELECT ok.item_id, ok.facility_id, ok.location_id, NULL::uuid AS lot_id, ok.status_id, ok.qty AS qty_delta, 1 AS first_line, cb.qty_on_hand, cb.qty_allocated FROM ok, counter_b cb`) : empty}
 SELECT h.*, ok.item_id, ok.location_id, ok.status_id FROM h, ok`;

@@ -4,7 +4,8 @@ import { notFound } from '../../common/errors';
 import { Metrics } from '../../metrics/metrics';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { empty, GENERIC, query, raw, sql } from '../../database/sql';
-import { postingEventsSql } from '../../events/events.sql';
+import { postingEventsCte } from '../../events/events.sql';
+import { Settings } from '../../config/settings';
 import { nextNumberSql } from '../../documents/numbering.sql';
 import { sql as decimalText } from '../../documents/quantity';
 import { AFTER_COUNTERS, CounterWrite, LOT_KEY } from './counters.sql';
@@ -12,18 +13,22 @@ import { Posting } from './posting';
 import { ResolvedLine } from './posting-lines';
 import { LineRow, TransactionRow, transactionView, TransactionView } from './views';
 
+/** The posting's lines (CTE `l`) per balance key, with the key's `lot_key` to join balances by plain equality. */
+const LINE_KEYS = `SELECT item_id, facility_id, location_id, lot_id, ${LOT_KEY('lot_id')} AS lot_key, status_id, sum(qty_delta) AS qty_delta, min(line_no) AS first_line
+       FROM l GROUP BY 1, 2, 3, 4, 6`;
+
 /**
  * The posting's balance keys (from the lines CTE `l`) with their quantities after the change: from the
  * statement's own counter writes (`counter_b` returns them), or, when the counters were written by an
  * earlier statement of the unit of work, from the balances as this statement sees them.
  */
 const changesWrittenHere = () => sql`SELECT s.*, cb.qty_on_hand, cb.qty_allocated
-     FROM (SELECT item_id, facility_id, location_id, lot_id, status_id, sum(qty_delta) AS qty_delta, min(line_no) AS first_line FROM l GROUP BY 1, 2, 3, 4, 5) s
-     JOIN counter_b cb ON cb.item_id = s.item_id AND cb.location_id = s.location_id AND cb.lot_id IS NOT DISTINCT FROM s.lot_id AND cb.status_id = s.status_id`;
+     FROM (${raw(LINE_KEYS)}) s
+     JOIN counter_b cb ON cb.item_id = s.item_id AND cb.location_id = s.location_id AND cb.lot_key = s.lot_key AND cb.status_id = s.status_id`;
 const changesWrittenBefore = (tenantId: string) => sql`SELECT s.*, b.qty_on_hand, b.qty_allocated
-     FROM (SELECT item_id, facility_id, location_id, lot_id, status_id, sum(qty_delta) AS qty_delta, min(line_no) AS first_line FROM l GROUP BY 1, 2, 3, 4, 5) s
+     FROM (${raw(LINE_KEYS)}) s
      JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = s.item_id AND b.location_id = s.location_id
-                    AND b.lot_key = ${raw(LOT_KEY('s.lot_id'))} AND b.status_id = s.status_id`;
+                    AND b.lot_key = s.lot_key AND b.status_id = s.status_id`;
 
 /** The transaction's answer (transactionView) without what the header statement decides: txnNo, postedAt. */
 const eventView = (id: string, posting: Posting, postedBy: string, rows: LineRow[]) => {
@@ -39,10 +44,15 @@ const LINE_COLUMNS = `l.transaction_id, l.line_no, l.item_id, l.location_id, l.l
 /** The journal: ledger transactions and their lines, append-only. Writes one posting; reads them back. */
 @Injectable()
 export class Journal {
+  private readonly events: boolean;
+
   constructor(
     private readonly uow: UnitOfWork,
     @Optional() private readonly metrics?: Metrics,
-  ) {}
+    @Optional() settings?: Settings,
+  ) {
+    this.events = settings?.LEDGER_EVENTS ?? true;
+  }
 
   private get m() {
     return this.uow.manager;
@@ -82,8 +92,9 @@ export class Journal {
                           ${rows.map((r) => r.location_id)}::uuid[], ${rows.map((r) => r.lot_id)}::uuid[], ${rows.map((r) => r.status_id)}::uuid[],
                           ${rows.map((r) => r.qty_delta)}::numeric[], ${lines.map((l) => l.serialNos.join('\x1f'))}::text[])
                 AS k(line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serials)
-         RETURNING line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta),
-       ${postingEventsSql(tenant, eventView(id, posting, this.uow.userId, rows), counters ? changesWrittenHere() : changesWrittenBefore(tenant))}
+         RETURNING line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta)${this.events
+           ? postingEventsCte(tenant, eventView(id, posting, this.uow.userId, rows), counters ? changesWrittenHere() : changesWrittenBefore(tenant))
+           : empty}
        SELECT * FROM h`,
       GENERIC,
     );
