@@ -151,8 +151,8 @@ export class UnitOfWork {
     const tenant = tenantId ?? this.tenantId;
     // Inlined into the opening statement (a simple query takes no parameters): only a UUID may go there.
     if (!UUID.test(tenant)) throw new Error('A unit of work needs a tenant UUID');
-    // At most tenantMaxConnections units of work of one tenant hold connections at once.
-    const place = this.gate.enter(tenant);
+    // At most tenantMaxConnections units of work of one tenant hold connections at once (one kept for reads).
+    const place = this.gate.enter(tenant, !!options.readOnly);
     const leave = typeof place === 'function' ? place : await place;
     try {
       return await this.attempts(work, tenant, !!options.readOnly);
