@@ -177,7 +177,10 @@ export class WebhookDispatcher extends BackgroundJob {
     if (this.stopping.signal.aborted) return;
     const outcome = outcomeOf(a.attempt, result, attemptedAt, this.settings.WEBHOOK_BACKOFF_SCALE);
     const recorded = await this.as(tenantId, () => this.uow.run((m) => finishAttempt(m, tenantId, a, outcome), tenantId));
-    if (!recorded) return;
+    if (!recorded) {
+      this.logger.warn(`webhook ${a.webhook_id}: attempt ${a.attempt} of event ${a.event_id} not recorded: its lease had run out (another process makes it)`);
+      return;
+    }
     if (outcome.status === 'delivered') this.metrics.webhookAttempt('delivered', (Date.now() - new Date(a.occurred_at).getTime()) / 1000);
     else this.metrics.webhookAttempt(outcome.gone ? 'gone' : outcome.nextAttemptAt ? 'failed' : 'given_up');
     if (!outcome.nextAttemptAt && outcome.status === 'failed' && a.attempt >= MAX_ATTEMPTS)

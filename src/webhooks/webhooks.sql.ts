@@ -62,7 +62,9 @@ export interface ClaimedAttempt {
 export const claimDueAttempts = (m: EntityManager, tenantId: string, max: number, tenantMax: number, leaseSeconds: number): Promise<ClaimedAttempt[]> =>
   query(
     m,
-    sql`UPDATE webhook_deliveries d
+    // A WITH around the UPDATE: its rows come back as a SELECT's (an UPDATE's come as [rows, count]).
+    sql`WITH claimed AS (
+        UPDATE webhook_deliveries d
            SET locked_until = now() + make_interval(secs => ${leaseSeconds}::int), lease = gen_random_uuid()
           FROM webhooks w
          WHERE w.tenant_id = d.tenant_id AND w.id = d.webhook_id
@@ -76,7 +78,8 @@ export const claimDueAttempts = (m: EntityManager, tenantId: string, max: number
                 SELECT count(*)::int FROM webhook_deliveries f
                  WHERE f.tenant_id = ${tenantId} AND f.status = 'pending' AND f.locked_until >= now())))
               FOR UPDATE OF p SKIP LOCKED)
-        RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.occurred_at, d.attempt, d.body, d.lease, w.url, w.secret_ciphertext`,
+        RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.occurred_at, d.attempt, d.body, d.lease, w.url, w.secret_ciphertext)
+        SELECT * FROM claimed`,
   );
 
 export interface AttemptOutcome {
