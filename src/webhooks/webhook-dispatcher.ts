@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
-import { BackgroundJob } from '../common/background-job';
+import { ACROSS_TENANTS as NO_TENANT, BackgroundJob } from '../common/background-job';
 import { Settings } from '../config/settings';
 import { UnitOfWork } from '../database/unit-of-work';
 import { readFeed } from '../events/events.sql';
@@ -14,8 +14,6 @@ import { claimDueAttempts, ClaimedAttempt, enqueueEvents, finishAttempt, lockFor
 
 /** Recorded as the user of the workers' units of work. */
 export const WEBHOOK_JOB_USER = 'system:webhooks';
-/** A nil tenant for the look-ups across tenants (SECURITY DEFINER functions ignore it). */
-const NO_TENANT = '00000000-0000-0000-0000-000000000000';
 /** Events read from the feed per fan-out transaction, and transactions per webhook per run. */
 const FAN_OUT_BATCH = 500;
 const FAN_OUT_BATCHES = 10;
