@@ -44,8 +44,8 @@ export class TargetRefused extends Error {}
 
 const LOOKUP_TIMEOUT_MS = 5000;
 
-/** The URL's host without IPv6 brackets, lower-cased. */
-const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+/** A host without IPv6 brackets, lower-cased. */
+const bare = (host: string) => (host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host).toLowerCase();
 
 /**
  * Parses and checks a webhook URL: the scheme, no credentials, and every address its host resolves to
@@ -60,8 +60,8 @@ export async function checkTarget(text: string, allowedHosts: readonly string[])
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TargetRefused('must be an http:// or https:// URL');
   if (url.username || url.password) throw new TargetRefused('must not carry credentials');
-  const host = hostOf(url);
-  const allowed = allowedHosts.some((h) => h.toLowerCase().replace(/^\[(.*)\]$/, '$1') === host);
+  const host = bare(url.hostname);
+  const allowed = allowedHosts.some((h) => bare(h) === host);
   let addresses: Array<{ address: string; family: number }>;
   if (isIP(host)) addresses = [{ address: host, family: isIP(host) }];
   else {

@@ -176,7 +176,7 @@ export class WebhookDispatcher extends BackgroundJob {
     const outcome = outcomeOf(a.attempt, result, attemptedAt, this.settings.WEBHOOK_BACKOFF_SCALE);
     const recorded = await this.as(tenantId, () => this.uow.run((m) => finishAttempt(m, tenantId, a, outcome), tenantId));
     if (!recorded) {
-      this.logger.warn(`webhook ${a.webhook_id}: attempt ${a.attempt} of event ${a.event_id} not recorded: its lease had run out (another process makes it)`);
+      this.logger.warn(`webhook ${a.webhook_id}: attempt ${a.attempt} of event ${a.event_id} not recorded: its lease had run out (another process makes it) or the webhook was deleted`);
       return;
     }
     if (outcome.status === 'delivered') this.metrics.webhookAttempt('delivered', (Date.now() - new Date(a.occurred_at).getTime()) / 1000);
