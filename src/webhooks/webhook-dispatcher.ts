@@ -50,6 +50,7 @@ export class WebhookDispatcher extends BackgroundJob {
   private readonly sending = new Set<Promise<void>>();
   private readonly perTenant = new Map<string, number>();
   private readonly stopping = new AbortController();
+  private dispatching?: Promise<number>;
 
   constructor(
     private readonly settings: Settings,
@@ -69,6 +70,7 @@ export class WebhookDispatcher extends BackgroundJob {
     // Attempts in flight end now, unrecorded: their leases run out and another process makes them.
     this.stopping.abort();
     await super.onModuleDestroy();
+    await this.dispatching?.catch(() => undefined);
     await Promise.allSettled([...this.sending]);
   }
 
@@ -125,7 +127,22 @@ export class WebhookDispatcher extends BackgroundJob {
     return events.length;
   }
 
-  private async dispatch(): Promise<number> {
+  /**
+   * Claims and starts due attempts (one claiming pass at a time in a process: the timer's run and the
+   * refills after finished attempts share it).
+   */
+  private dispatch(): Promise<number> {
+    this.dispatching ??= this.claimAndStart().finally(() => (this.dispatching = undefined));
+    return this.dispatching;
+  }
+
+  /** A slot freed: claim more at once instead of at the next poll (a backlog drains at the receivers' pace). */
+  private refill(): void {
+    if (this.intervalMs() > 0 && !this.stopping.signal.aborted)
+      this.dispatch().catch((err: unknown) => this.logger.warn({ err }, 'webhook delivery run failed; the next run retries'));
+  }
+
+  private async claimAndStart(): Promise<number> {
     const free = () => this.settings.WEBHOOK_CONCURRENCY - this.sending.size;
     if (free() <= 0 || this.stopping.signal.aborted) return 0;
     const tenants = await this.as(NO_TENANT, () => this.uow.run((m) => tenantsWithDueAttempts(m, MAX_TENANTS_PER_RUN), NO_TENANT));
@@ -153,6 +170,7 @@ export class WebhookDispatcher extends BackgroundJob {
         const n = (this.perTenant.get(tenantId) ?? 1) - 1;
         if (n > 0) this.perTenant.set(tenantId, n);
         else this.perTenant.delete(tenantId);
+        this.refill();
       });
     this.sending.add(attempt);
   }
@@ -161,6 +179,7 @@ export class WebhookDispatcher extends BackgroundJob {
   private async attempt(tenantId: string, a: ClaimedAttempt): Promise<void> {
     let result: SendResult;
     let attemptedAt = new Date();
+    if (this.stopping.signal.aborted) return; // claimed as the service stopped: the lease runs out, another process makes it
     try {
       const target = await checkTarget(a.url, this.settings.WEBHOOK_ALLOWED_HOSTS);
       const key = SecretBox.signingKey(this.box.open(a.secret_ciphertext, tenantId, a.webhook_id));
