@@ -6,6 +6,7 @@ import { InventoryModule } from './inventory/inventory.module';
 import { ProcurementModule } from './procurement/procurement.module';
 import { SalesModule } from './sales/sales.module';
 import { ProductionModule } from './production/production.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** The domain modules mounted under /v1 (one folder each). */
-export const DOMAIN_MODULES: Type[] = [DocumentsModule, CatalogModule, InventoryModule, ProcurementModule, SalesModule, ProductionModule, EventsModule];
+export const DOMAIN_MODULES: Type[] = [DocumentsModule, CatalogModule, InventoryModule, ProcurementModule, SalesModule, ProductionModule, EventsModule, WebhooksModule];

@@ -3,6 +3,12 @@ import { ClsService } from 'nestjs-cls';
 import { Principal } from '../tenancy/request-context';
 
 /**
+ * The tenant of a job's units of work that only call functions working across tenants (SECURITY DEFINER,
+ * which ignore it): the nil UUID, which no tenant has.
+ */
+export const ACROSS_TENANTS = '00000000-0000-0000-0000-000000000000';
+
+/**
  * A job the service runs in the background, every `intervalMs` (0: not in this process), and on demand
  * (`runOnce`, e.g. from a test): never two runs at once in a process, stopped with the application (a
  * run in flight is awaited). Its units of work run in a request context of their own, as the job's user.

@@ -106,7 +106,8 @@ export function completeDocument(doc: OpenAPIObject, app: INestApplication): Ope
       else op['x-permissions'] = permissions;
 
       // The success answer: a page for a collection GET, else one record.
-      const success = Object.keys(op.responses ?? {}).find((code) => code.startsWith('2'));
+      // A 204 has no body (DELETE): nothing to describe.
+      const success = Object.keys(op.responses ?? {}).find((code) => code.startsWith('2') && code !== '204');
       const isList = method === 'get' && !/\}$/.test(path) && path.startsWith('/v1/');
       // The resource's response class (`@Returns`) as one record or a page of them; free-form only where a
       // route names none (none under /v1 does: test/platform/openapi checks it).

@@ -37,6 +37,7 @@ export const OneOf = (values: readonly string[], description?: string) => ApiPro
 export const Amount = (description?: string) => ApiProperty({ type: Number, description });
 export const AmountOrNull = (description?: string) => ApiProperty({ type: Number, nullable: true, description });
 export const Int = (description?: string) => ApiProperty({ type: Number, format: 'int32', description });
+export const IntOrNull = (description?: string) => ApiProperty({ type: Number, format: 'int32', nullable: true, description });
 export const Flag = (description?: string) => ApiProperty({ type: Boolean, description });
 export const Instant = (description?: string) => ApiProperty({ type: String, format: 'date-time', description });
 export const InstantOrNull = (description?: string) => ApiProperty({ type: String, format: 'date-time', nullable: true, description });

@@ -2,6 +2,7 @@ import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsIn,
   IsInt,
+  IsNumber,
   IsOptional,
   IsString,
   IsUrl,
@@ -20,6 +21,8 @@ const toInt = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : /^-?\d+$/.test(String(value)) ? Number(value) : value;
 const toList = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : String(value).split(',').map((s) => s.trim()).filter(Boolean);
+const toNumber = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : /^\d+(\.\d+)?$/.test(String(value)) ? Number(value) : value;
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 
 const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
@@ -163,6 +166,40 @@ export class Settings {
   @Transform(toInt) @IsInt() @Min(1) @Max(3650)
   EVENT_RETENTION_DAYS = 30;
 
+  /** Run the webhook workers (fan-out and delivery) in this process; `false` for instances that only serve requests. */
+  @Transform(toBool) @IsIn([true, false], { message: 'WEBHOOKS_ENABLED must be true or false' })
+  WEBHOOKS_ENABLED = true;
+
+  /** How often the webhook workers look for new events and due attempts (milliseconds). */
+  @Transform(toInt) @IsInt() @Min(10) @Max(60_000)
+  WEBHOOK_POLL_MS = 500;
+
+  /**
+   * Host names and addresses webhooks may target although they are (or resolve to) loopback, private,
+   * link-local or otherwise non-public addresses (comma list; empty by default).
+   */
+  @Transform(toList) @IsString({ each: true })
+  WEBHOOK_ALLOWED_HOSTS: string[] = [];
+
+  /**
+   * The key that encrypts webhook secrets at rest (AES-256-GCM): base64 of 32 bytes (`openssl rand -base64 32`).
+   * Required when NODE_ENV=production; elsewhere a fixed development key is used, with a warning at start.
+   */
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  @Matches(/^[A-Za-z0-9+/]{43}=$/, { message: 'WEBHOOK_SECRET_KEY must be base64 of 32 bytes (openssl rand -base64 32)' })
+  WEBHOOK_SECRET_KEY?: string;
+
+  /** Multiplies the retry schedule's delays (README "Webhooks"); below 1 only for tests. */
+  @Transform(toNumber) @IsNumber() @Min(0.0001) @Max(1)
+  WEBHOOK_BACKOFF_SCALE = 1;
+
+  /** Most attempts in flight at once in this process, and per tenant (one slow receiver cannot take them all). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  WEBHOOK_CONCURRENCY = 16;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  WEBHOOK_TENANT_CONCURRENCY = 4;
+
   get jwksUri(): string {
     return this.IDP_JWKS_URI ?? `${this.IDP_ISSUER_URL}.well-known/jwks.json`;
   }
@@ -195,6 +232,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     if (!settings.IDP_ISSUER_URL) problems.push('IDP_ISSUER_URL is required when AUTH_MODE=jwt');
     if (!settings.IDP_AUDIENCE) problems.push('IDP_AUDIENCE is required when AUTH_MODE=jwt');
   }
+  if (settings.NODE_ENV === 'production' && !settings.WEBHOOK_SECRET_KEY)
+    problems.push('WEBHOOK_SECRET_KEY is required when NODE_ENV=production (base64 of 32 bytes: openssl rand -base64 32); it encrypts webhook secrets');
   if (problems.length) throw new SettingsError(problems);
   return settings;
 }

@@ -40,23 +40,36 @@ export class EventsService {
     const events = rows.filter((r): r is EventRow & { id: string } => r.id !== null);
     const last = events[events.length - 1];
     return {
-      data: events.map((e) => ({
-        id: e.id,
-        type: e.type,
-        occurredAt: e.occurred_at,
-        action: e.action,
-        subject: { type: e.subject_type, id: e.subject_id },
-        data: e.data,
-      })),
+      data: events.map(eventView),
       nextCursor: encodeCursor(last ? { txid: last.txid!, seq: last.seq! } : after),
       limit: q.limit,
     };
   }
 }
 
+/** An event of the feed as GET /v1/events answers it (and webhooks deliver it). */
+export const eventView = (e: EventRow & { id: string }) => ({
+  id: e.id,
+  type: e.type,
+  occurredAt: e.occurred_at,
+  action: e.action,
+  subject: { type: e.subject_type, id: e.subject_id },
+  data: e.data,
+});
+
 /** `types` as exact types and prefixes (`stock.*` → `stock.`); 400 naming `types` when malformed or too many. */
-function typeFilter(types: string | undefined): { exact: string[]; prefixes: string[] } {
-  const list = types ? [...new Set(types.split(','))] : [];
+function typeFilter(types: string | undefined): TypeFilter {
+  return typeFilterOf(types ? types.split(',') : []);
+}
+
+export interface TypeFilter {
+  exact: string[];
+  prefixes: string[];
+}
+
+/** A list of types (the feed's `types`, a webhook's `types`) as exact types and prefixes; 400 naming `types` when malformed or too many. */
+export function typeFilterOf(types: readonly string[]): TypeFilter {
+  const list = [...new Set(types)];
   if (list.length > MAX_TYPES) throw invalidField('types', `must list at most ${MAX_TYPES} types`);
   const bad = list.find((t) => !TYPE_PATTERN.test(t));
   if (bad !== undefined) throw invalidField('types', `${JSON.stringify(bad)} is neither an event type (stock.changed) nor a prefix (stock.*)`);

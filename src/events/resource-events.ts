@@ -10,9 +10,11 @@ export interface ResourceEventKind {
 
 /**
  * Response classes whose records are not `<resource>.*` events: a ledger transaction's events are the
- * ledger's own (`transaction.posted`, `stock.changed`, written by its posting statement).
+ * ledger's own (`transaction.posted`, `stock.changed`, written by its posting statement); webhooks are not
+ * among the feed's resources (CONTRACT §9), and a created webhook's answer carries its secret, which must
+ * never reach the feed (nor, through it, any webhook).
  */
-const NOT_RESOURCES = new Set(['TransactionResponse']);
+const NOT_RESOURCES = new Set(['TransactionResponse', 'WebhookResponse', 'WebhookCreatedResponse']);
 
 const kinds = new WeakMap<Function, ResourceEventKind | null>();
 

@@ -2,13 +2,11 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { Settings } from '../config/settings';
 import { UnitOfWork } from '../database/unit-of-work';
-import { BackgroundJob } from '../common/background-job';
+import { ACROSS_TENANTS as NO_TENANT, BackgroundJob } from '../common/background-job';
 import { pruneEvents } from './events.sql';
 
 /** Recorded as the user of the job's units of work. */
 export const RETENTION_JOB_USER = 'system:event-retention';
-/** A nil tenant: the prune function works across tenants and ignores it. */
-const NO_TENANT = '00000000-0000-0000-0000-000000000000';
 const BATCH = 10_000;
 const BATCHES_PER_RUN = 100;
 const INTERVAL_MS = 3_600_000;

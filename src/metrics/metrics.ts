@@ -48,6 +48,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly webhookAttempts = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook delivery attempts made by this process, by outcome (delivered, failed: retried later, given_up: no attempt left, gone: 410 turned the webhook off)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly webhookLag = new Histogram({
+    name: 'webhook_delivery_lag_seconds',
+    help: 'From an event (its occurredAt) to its delivery (the 2xx answer), retries included',
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600, 86400],
+    registers: [this.registry],
+  });
+
   constructor(@InjectDataSource() dataSource: DataSource) {
     const pool = () => (dataSource.driver as unknown as { master?: PgPool }).master;
     new Gauge({
@@ -80,6 +94,12 @@ export class Metrics {
 
   posted(type: string): void {
     this.postings.inc({ type });
+  }
+
+  /** One webhook attempt's outcome; `lagSeconds` for a delivery. */
+  webhookAttempt(outcome: 'delivered' | 'failed' | 'given_up' | 'gone', lagSeconds?: number): void {
+    this.webhookAttempts.inc({ outcome });
+    if (lagSeconds !== undefined) this.webhookLag.observe(lagSeconds);
   }
 
   refused(error: string, status: number): void {

@@ -179,6 +179,12 @@ const CASES: Record<string, Case> = {
   'POST /v1/production/work-orders/{id}/complete': {
     event: 'work_order.updated', action: 'complete', postings: 1, make: async (s) => ({ url: `${WO}/${(await workOrder(s, true)).id}/complete`, body: { outputLocationId: s.location.id } }),
   },
+  // Exempt: webhooks are not resources of the feed (CONTRACT §9 lists them), and a created webhook's answer
+  // carries its secret, which must never become event data (src/events/resource-events.ts NOT_RESOURCES).
+  'POST /v1/webhooks': { make: async () => ({ url: '/v1/webhooks', body: { url: 'http://127.0.0.1:9/walk', types: ['fixture.none'] } }) },
+  'PATCH /v1/webhooks/{id}': {
+    make: async (s) => ({ url: `/v1/webhooks/${(await s.t.post('/v1/webhooks', { url: 'http://127.0.0.1:9/walk', types: ['fixture.none'] }).expect(201)).body.data.id}`, body: { description: 'walk' } }),
+  },
   'POST /v1/production/work-orders/{id}/cancel': { event: 'work_order.updated', action: 'cancel', make: async (s) => ({ url: `${WO}/${(await workOrder(s, false)).id}/cancel` }) },
 };
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newTenant, startApp, TestContext, testDatabaseUrl, PLATFORMS } from '../support/app';
@@ -38,6 +39,7 @@ describe.each(PLATFORMS)('operations: logs on %s', (platform) => {
     const service = await startServiceProcess({
       HTTP_PLATFORM: platform,
       NODE_ENV: 'production', LOG_LEVEL: 'info', AUTH_MODE: 'jwt', DATABASE_URL: testDatabaseUrl(),
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'), // required in production
       IDP_ISSUER_URL: idp.issuer, IDP_AUDIENCE: idp.audience, CLAIM_NAMESPACE: idp.claimNamespace,
       DB_REQUEST_TIMEOUT_MS: '500', DB_LOCK_TIMEOUT_MS: '0', DB_STATEMENT_TIMEOUT_MS: '0',
     });

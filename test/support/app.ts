@@ -53,6 +53,10 @@ export async function startApp(env: Record<string, string> = {}, databaseUrl = t
     DB_POOL_SIZE: '20',
     RATE_LIMIT_PER_MINUTE: '0',
     HTTP_PLATFORM: DEFAULT_PLATFORM,
+    // Webhooks: the workers run only in the specs that deliver (test/webhooks), and loopback targets are
+    // allowed so that specs can create webhooks (fixtures) and receive on loopback.
+    WEBHOOKS_ENABLED: 'false',
+    WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     ...env,
   });
   const app = await createApp(settings, databaseUrl);

@@ -310,6 +310,8 @@ export async function recordsOfEveryKind(ctx: TestContext) {
   };
   const bom = (await t.post(`/v1/production/boms/${ids.boms}/activate`, {}).expect(200)).body.data;
   ids['work-orders'] = (await t.post('/v1/production/work-orders', { itemId: bom.itemId, qtyPlanned: 1, facilityId: f.facility.id }).expect(201)).body.data.id;
+  // A webhook on loopback (allowed in test apps) for a type no event has: nothing is ever delivered to it.
+  ids.webhooks = (await t.post('/v1/webhooks', { url: 'http://127.0.0.1:9/fixture', types: ['fixture.none'] }).expect(201)).body.data.id;
   return { ...f, ids };
 }
 

@@ -1,0 +1,89 @@
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { CheckedTarget } from './targets';
+
+/** A receiver has this long to answer (CONTRACT §9: a 2xx within 15 s is delivered). */
+export const DELIVERY_TIMEOUT_MS = 15_000;
+/** Most bytes of a receiver's answer kept with the attempt. */
+export const MAX_RESPONSE_BYTES = 1024;
+
+export interface SendResult {
+  /** The receiver's status, or null when no answer came (connection refused, timeout, refused target). */
+  status: number | null;
+  /** At most MAX_RESPONSE_BYTES of the answer's body. */
+  body: string | null;
+  retryAfter: string | null;
+  error: string | null;
+}
+
+/** The Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>` keyed with the secret's bytes. */
+export function signature(key: Buffer, id: string, timestamp: number, body: string): string {
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+/**
+ * POSTs `body` to the checked target, connecting to the address that was checked (its host name stays in
+ * the Host header and TLS server name), with the Standard Webhooks headers. No redirect is followed (a
+ * 3xx is an answer like any other non-2xx); the answer's body is read up to MAX_RESPONSE_BYTES; the whole
+ * exchange ends by DELIVERY_TIMEOUT_MS or `signal`.
+ */
+export function send(target: CheckedTarget, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<SendResult> {
+  const pinned: LookupFunction = (_host, options, callback) => {
+    if ((options as { all?: boolean }).all) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+  const client = target.url.protocol === 'https:' ? https : http;
+  return new Promise<SendResult>((resolve) => {
+    let done = false;
+    const finish = (r: SendResult) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(r);
+    };
+    const req = client.request(
+      target.url,
+      {
+        method: 'POST',
+        lookup: pinned,
+        agent: false,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'inventory-service-webhooks/1' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const answer = () =>
+          finish({
+            status: res.statusCode ?? null,
+            body: Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8').replace(/\uFFFD+$/, ''),
+            retryAfter: typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : null,
+            error: null,
+          });
+        res.on('data', (chunk: Buffer) => {
+          if (size < MAX_RESPONSE_BYTES) chunks.push(chunk);
+          size += chunk.length;
+          if (size >= MAX_RESPONSE_BYTES) {
+            answer();
+            res.destroy();
+          }
+        });
+        res.on('end', answer);
+        res.on('error', answer);
+      },
+    );
+    const timer = setTimeout(() => {
+      finish({ status: null, body: null, retryAfter: null, error: `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` });
+      req.destroy();
+    }, DELIVERY_TIMEOUT_MS);
+    const onAbort = () => {
+      finish({ status: null, body: null, retryAfter: null, error: 'aborted: the service is stopping' });
+      req.destroy();
+    };
+    signal?.addEventListener('abort', onAbort);
+    req.on('error', (err: NodeJS.ErrnoException) => finish({ status: null, body: null, retryAfter: null, error: (err.code ? `${err.code}: ` : '') + err.message }));
+    req.end(body);
+  });
+}
