@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, UpdateDateColumn } from 'typeorm';
 import { TenantEntity } from '../common/entity';
 
-/** A webhook subscription (CONTRACT §9) and its position in the event feed (migrations/1763780000012-Webhooks.ts). */
+/** A webhook subscription (CONTRACT §9) and its position in the event feed (migrations/1763780000013-Webhooks.ts). */
 @Entity('webhooks')
 export class Webhook extends TenantEntity {
   @Column('text')

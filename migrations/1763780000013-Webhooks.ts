@@ -19,8 +19,8 @@ import { APP_ROLE, tenantPolicy } from './lib/rls';
  * and `webhook_tenants_due` (SECURITY DEFINER) name the tenants and webhooks with something to do; the
  * work itself runs in a unit of work of that tenant, under RLS.
  */
-export class Webhooks1763780000012 implements MigrationInterface {
-  name = 'Webhooks1763780000012';
+export class Webhooks1763780000013 implements MigrationInterface {
+  name = 'Webhooks1763780000013';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
