@@ -3,7 +3,7 @@
 const { writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
-const ORDER = ['adjustSpread', 'adjustSpreadCold', 'adjustSpreadAgain', 'adjustSpreadEventsOn', 'adjustSpreadEventsOff', 'adjustHot', 'adjustHotEventsOn', 'adjustHotEventsOff', 'adjustKeyed', 'reserveCancel', 'feedPoll', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge', 'transactionsFirstPage', 'transactionsDeepCursor'];
+const ORDER = ['adjustSpread', 'adjustSpreadCold', 'adjustSpreadAgain', 'adjustSpreadEventsOn', 'adjustSpreadEventsOff', 'adjustHot', 'adjustHotEventsOn', 'adjustHotEventsOff', 'adjustSpreadWebhookOn', 'adjustSpreadWebhookOff', 'adjustKeyed', 'reserveCancel', 'feedPoll', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge', 'transactionsFirstPage', 'transactionsDeepCursor'];
 const fmt = (x, digits = 0) => (x === null || x === undefined || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
 const ratio = (a, b) => (a && b ? a / b : null);
 const mark = (ok) => (ok === null ? 'n/a ' : ok ? 'PASS' : 'MISS');
@@ -71,6 +71,14 @@ function platformTargets(r, b, servicePeakRss, platform) {
     const e = on.events;
     t.push({ target: `${on.label.replace(/, events on.*/, '')}: with events ≥ 0.80 × without (alternating runs) [${platform}]`,
       value: `${fmt(e.ratio, 3)} × (${fmt(on.rps)} vs ${fmt(off.rps)} req/s; rounds ${e.ratios.map((x) => fmt(x, 2)).join(', ')})`, ok: e.ratio >= 0.8 });
+  }
+  const hooked = r.adjustSpreadWebhookOn;
+  if (hooked && r.adjustSpreadWebhookOff) {
+    const w = hooked.webhook;
+    t.push({ target: `adjustments with a webhook on stock.changed ≥ 0.80 × without (alternating runs) [${platform}]`,
+      value: `${fmt(w.ratio, 3)} × (${fmt(hooked.rps)} vs ${fmt(r.adjustSpreadWebhookOff.rps)} req/s; rounds ${w.ratios.map((x) => fmt(x, 2)).join(', ')})`, ok: w.ratio >= 0.8 });
+    t.push({ target: `webhook event → delivery lag p99 < 2 s [${platform}]`, value: `${fmt(w.lagP99)} ms (p50 ${fmt(w.lagP50)} ms, max ${fmt(w.lagMax)} ms)`, ok: w.lagP99 !== null && w.lagP99 < 2000 });
+    t.push({ target: `the webhook receives every event of the adjustments [${platform}]`, value: `${w.received} of ${w.expected} (${w.duplicates} repeated)`, ok: w.received === w.expected });
   }
   const cold = r.adjustSpreadCold;
   if (cold) {

@@ -11,7 +11,7 @@ const { mkdtempSync, openSync, readFileSync, rmSync } = require('node:fs');
 const { createServer } = require('node:net');
 const { cpus, loadavg, tmpdir } = require('node:os');
 const { join } = require('node:path');
-const { randomUUID } = require('node:crypto');
+const { randomBytes, randomUUID } = require('node:crypto');
 const { startIdp } = require('./idp');
 const { connect, counts, growLedger, seedBase, verify } = require('./seed');
 const { cpuMs, drive, peakRss, postmasterOf, rssSampler, scenarios } = require('./scenarios');
@@ -47,7 +47,7 @@ const PLATFORMS = (env.BENCH_PLATFORMS ?? 'express,fastify').split(',').map((s) 
 for (const p of PLATFORMS) if (!['express', 'fastify'].includes(p)) throw new Error(`BENCH_PLATFORMS: unknown platform ${p}`);
 // BENCH_STATEMENTS=1 (embedded database only): pg_stat_statements on; each scenario prints its top statements.
 const STATEMENTS = env.BENCH_STATEMENTS === '1' && !env.BENCH_DATABASE_URL;
-const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write', 'sales:read', 'sales:write', 'events:read'];
+const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write', 'sales:read', 'sales:write', 'events:read', 'events:write'];
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const NOT_DURABLE = 'NOT DURABLE: commits are not flushed to disk, these figures are not comparable with production or with the README';
@@ -86,13 +86,16 @@ function startProdFlags() {
   return m[1].split(' ').filter(Boolean);
 }
 
+/** Production requires the key that encrypts webhook secrets: one per run, shared by the run's processes. */
+const WEBHOOK_SECRET_KEY = randomBytes(32).toString('base64');
+
 /** `node dist/main.js` in production mode, its output in a log file; resolves once /health answers 200. */
 async function startService(databaseUrl, idp, platform, extraEnv = {}) {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'inventory-bench-service-')); // cwd: no stray .env is read
   const logFile = join(dir, 'service.log');
   const out = openSync(logFile, 'a');
-  const passThrough = Object.fromEntries(['LOG_LEVEL', 'DB_POOL_SIZE', 'NODE_OPTIONS'].filter((k) => env[k]).map((k) => [k, env[k]]));
+  const passThrough = Object.fromEntries(['LOG_LEVEL', 'DB_POOL_SIZE', 'NODE_OPTIONS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_TENANT_CONCURRENCY', 'WEBHOOK_POLL_MS'].filter((k) => env[k]).map((k) => [k, env[k]]));
   // The node flags of `npm run start:prod` (the production start, also the Docker image's), then BENCH_NODE_ARGS
   // (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).
   const nodeArgs = [...startProdFlags(), ...(env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
@@ -102,7 +105,9 @@ async function startService(databaseUrl, idp, platform, extraEnv = {}) {
       PATH: env.PATH, HOME: env.HOME, NODE_ENV: 'production', HTTP_PLATFORM: platform, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl,
       AUTH_MODE: 'jwt', IDP_ISSUER_URL: idp.issuer, IDP_AUDIENCE: idp.audience, CLAIM_NAMESPACE: idp.claimNamespace,
       // The rate limiter runs on every request, as in production, with a limit no scenario reaches.
-      RATE_LIMIT_PER_MINUTE: '1000000000', ...passThrough, ...extraEnv,
+      RATE_LIMIT_PER_MINUTE: '1000000000',
+      // The webhook scenario's receiver listens on loopback, which webhooks refuse unless allowed.
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_SECRET_KEY, ...passThrough, ...extraEnv,
     },
     stdio: ['ignore', out, out],
   });
@@ -317,6 +322,10 @@ async function main() {
       await quiet.stop();
     }
   }
+  if (wanted('webhookCost')) {
+    log(`\nwhat a webhook costs: the same adjustments alternately with one webhook subscribed to stock.changed (a loopback receiver answering 204) and without, ${config.eventsRounds} rounds`);
+    for (const p of PLATFORMS) Object.assign(results[p], await webhookCost(defs, { ...common, service: services[p] }, p));
+  }
   if (wanted('adjustSpreadCold')) {
     // The analyzed figure to compare with is taken again right after, when both databases' processes have run before.
     const again = (p) => runScenario('adjustSpreadAgain', defs.adjustSpread, { ...common, service: services[p], label: `${defs.adjustSpread.label}, analyzed, again [${p}]` });
@@ -406,6 +415,84 @@ async function eventsCost(defs, on, off, platform) {
     out[`${key}EventsOff`] = without;
   }
   return out;
+}
+
+/**
+ * A webhook's cost (issue 24: adjustments with one webhook subscribed to stock.changed ≥ 0.8 × without, and
+ * event-to-delivery lag p99 < 2 s): the spread adjustments alternately with a webhook (created just before
+ * the run: it starts at the feed's head; its deliveries are awaited after the run, then it is deleted) and
+ * without one, every run checked like any write scenario. The receiver (in this process) answers 204 and
+ * records each delivery's lag: its arrival less the event's occurredAt. Every process of the run delivers
+ * (both platforms' services are up): the figures include the dispatcher of every instance.
+ */
+async function webhookCost(defs, common, platform) {
+  const { createServer } = require('node:http');
+  const deliveries = [];
+  const receiver = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const at = Date.now();
+      try {
+        const e = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        deliveries.push({ id: req.headers['webhook-id'], type: e.type, lagMs: at - Date.parse(e.occurredAt) });
+      } catch {
+        deliveries.push({ id: req.headers['webhook-id'], type: null, lagMs: null });
+      }
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${receiver.address().port}/hook`;
+  const api = (method, path, body) =>
+    fetch(`${common.service.base}${path}`, { method, headers: { ...common.headers, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+  const def = defs.adjustSpread;
+  const runs = { on: [], off: [] };
+  const lags = [];
+  let expected = 0;
+  let received = 0;
+  let duplicates = 0;
+  try {
+    for (let round = 1; round <= config.eventsRounds; round++) {
+      for (const mode of round % 2 ? ['on', 'off'] : ['off', 'on']) {
+        const label = `${def.label}, webhook ${mode} (${round}) [${platform}]`;
+        if (mode === 'off') {
+          runs.off.push(await runScenario('adjustSpreadWebhook', def, { ...common, label }));
+          continue;
+        }
+        const created = await api('POST', '/v1/webhooks', { url, types: ['stock.changed'], description: 'bench receiver' });
+        if (created.status !== 201) throw new Error(`POST /v1/webhooks: ${created.status} ${await created.text()}`);
+        const hook = (await created.json()).data;
+        deliveries.length = 0;
+        const r = await runScenario('adjustSpreadWebhook', def, { ...common, label });
+        runs.on.push(r);
+        // Every stock.changed event of the run (warm-up included): one per 201 (one balance key per adjustment).
+        const want = (r.warmup.byStatus[201] ?? 0) + (r.byStatus[201] ?? 0);
+        const until = Date.now() + 60_000;
+        while (new Set(deliveries.map((d) => d.id)).size < want && Date.now() < until) await new Promise((res) => setTimeout(res, 200));
+        const ids = new Set(deliveries.map((d) => d.id));
+        expected += want;
+        received += ids.size;
+        duplicates += deliveries.length - ids.size;
+        lags.push(...deliveries.filter((d) => d.lagMs !== null).map((d) => d.lagMs));
+        const removed = await api('DELETE', `/v1/webhooks/${hook.id}`);
+        if (removed.status !== 204) throw new Error(`DELETE /v1/webhooks/${hook.id}: ${removed.status}`);
+      }
+    }
+  } finally {
+    receiver.close();
+  }
+  const on = merge(runs.on, `${def.label}, webhook on (${config.eventsRounds} runs) [${platform}]`);
+  const off = merge(runs.off, `${def.label}, webhook off (${config.eventsRounds} runs) [${platform}]`);
+  lags.sort((a, b) => a - b);
+  const pct = (q) => (lags.length ? lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] : null);
+  const ratios = runs.on.map((r, i) => r.rps / runs.off[i].rps);
+  on.webhook = { ratio: on.rps / off.rps, ratios, expected, received, duplicates, lagP50: pct(0.5), lagP99: pct(0.99), lagMax: lags.at(-1) ?? null };
+  const w = on.webhook;
+  log(`  ${def.label} [${platform}]: with a webhook ${on.rps.toFixed(0)} req/s, without ${off.rps.toFixed(0)} req/s: ${w.ratio.toFixed(3)} × ` +
+    `(rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}); delivered ${w.received} of ${w.expected} events (${w.duplicates} repeated), ` +
+    `event → delivery p50 ${w.lagP50} ms, p99 ${w.lagP99} ms, max ${w.lagMax} ms`);
+  return { adjustSpreadWebhookOn: on, adjustSpreadWebhookOff: off };
 }
 
 /** Several runs of one scenario as one row: requests over their total time, CPU per request weighted, the worst p99, checks combined. */

@@ -10,7 +10,15 @@ import { send, SendResult, signature } from './delivery';
 import { MAX_ATTEMPTS, outcomeOf } from './retry-schedule';
 import { SecretBox } from './secret-box';
 import { checkTarget, TargetRefused } from './targets';
-import { claimDueAttempts, ClaimedAttempt, enqueueEvents, finishAttempt, lockForFanOut, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
+import { AttemptOutcome, claimDueAttempts, ClaimedAttempt, enqueueEvents, finishAttempt, lockForFanOut, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
+
+/** An attempt's outcome waiting to be recorded, and the attempt's wait for it. */
+interface PendingRecord {
+  a: ClaimedAttempt;
+  outcome: AttemptOutcome;
+  resolve: (recorded: boolean) => void;
+  reject: (err: unknown) => void;
+}
 
 /** Recorded as the user of the workers' units of work. */
 export const WEBHOOK_JOB_USER = 'system:webhooks';
@@ -51,6 +59,9 @@ export class WebhookDispatcher extends BackgroundJob {
   private readonly perTenant = new Map<string, number>();
   private readonly stopping = new AbortController();
   private dispatching?: Promise<number>;
+  /** Outcomes waiting to be recorded, per tenant, and the tenant's recording in progress. */
+  private readonly outcomes = new Map<string, PendingRecord[]>();
+  private readonly recording = new Map<string, Promise<void>>();
 
   constructor(
     private readonly settings: Settings,
@@ -175,6 +186,44 @@ export class WebhookDispatcher extends BackgroundJob {
     this.sending.add(attempt);
   }
 
+  /**
+   * Records an attempt's outcome (see finishAttempt): the outcomes of a tenant's attempts that finish while
+   * its previous ones are being recorded wait and are then recorded together, in one transaction (one
+   * commit, one WAL flush for all of them, not one each). Resolves with whether it was recorded; a failure
+   * fails the batch, whose attempts are then made again once their leases run out.
+   */
+  private record(tenantId: string, a: ClaimedAttempt, outcome: AttemptOutcome): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      const waiting = this.outcomes.get(tenantId);
+      if (waiting) waiting.push({ a, outcome, resolve, reject });
+      else this.outcomes.set(tenantId, [{ a, outcome, resolve, reject }]);
+      if (!this.recording.has(tenantId)) {
+        const recording = this.recordWaiting(tenantId).finally(() => this.recording.delete(tenantId));
+        this.recording.set(tenantId, recording);
+      }
+    });
+  }
+
+  /** Records the tenant's waiting outcomes, a transaction per batch, until none is waiting. */
+  private async recordWaiting(tenantId: string): Promise<void> {
+    for (let batch = this.outcomes.get(tenantId); batch?.length; batch = this.outcomes.get(tenantId)) {
+      this.outcomes.delete(tenantId);
+      const records = batch;
+      try {
+        const recorded = await this.as(tenantId, () =>
+          this.uow.run(async (m) => {
+            const done: boolean[] = [];
+            for (const r of records) done.push(await finishAttempt(m, tenantId, r.a, r.outcome));
+            return done;
+          }, tenantId),
+        );
+        records.forEach((r, i) => r.resolve(recorded[i]));
+      } catch (err) {
+        for (const r of records) r.reject(err);
+      }
+    }
+  }
+
   /** One attempt: the target checked again, the signed POST to the checked address, the outcome recorded. */
   private async attempt(tenantId: string, a: ClaimedAttempt): Promise<void> {
     let result: SendResult;
@@ -193,7 +242,7 @@ export class WebhookDispatcher extends BackgroundJob {
     }
     if (this.stopping.signal.aborted) return;
     const outcome = outcomeOf(a.attempt, result, attemptedAt, this.settings.WEBHOOK_BACKOFF_SCALE);
-    const recorded = await this.as(tenantId, () => this.uow.run((m) => finishAttempt(m, tenantId, a, outcome), tenantId));
+    const recorded = await this.record(tenantId, a, outcome);
     if (!recorded) {
       this.logger.warn(`webhook ${a.webhook_id}: attempt ${a.attempt} of event ${a.event_id} not recorded: its lease had run out (another process makes it) or the webhook was deleted`);
       return;
