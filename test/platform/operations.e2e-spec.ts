@@ -5,6 +5,7 @@ import { newTenant, startApp, TestContext, testDatabaseUrl, PLATFORMS } from '..
 import { fromDist, nativeRequire } from '../support/dist';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { TestIdp } from '../support/idp';
+import { backendPid, waiterBlockedBy } from '../support/locks';
 import { startServiceProcess } from '../support/processes';
 import type * as SettingsModule from '../../src/config/settings';
 
@@ -63,13 +64,24 @@ describe.each(PLATFORMS)('operations: logs on %s', (platform) => {
       await locker.query('BEGIN');
       await locker.query('SELECT 1 FROM items WHERE id = $1 FOR UPDATE', [f.item.id]);
       const abandonedId = `abandoned-${Date.now()}`;
-      const abandoned = await fetch(`${service.url}/v1/items/${f.item.id}`, {
+      const hangUp = new AbortController();
+      const abandoned = fetch(`${service.url}/v1/items/${f.item.id}`, {
         method: 'PATCH',
         headers: { Authorization: `Bearer ${t.token}`, 'Content-Type': 'application/json', 'X-Request-Id': abandonedId },
         body: JSON.stringify({ name: 'abandoned' }),
-        signal: AbortSignal.timeout(100),
+        signal: hangUp.signal,
       }).then(() => 'answered', (err: Error) => err.name);
-      expect(abandoned).toBe('TimeoutError');
+      // The client hangs up only once the service's statement waits on the lock: the request has arrived.
+      const rowsOf = (c: PgClient) => async (text: string, params?: unknown[]) => ((await c.query(text, params)) as { rows: Array<Record<string, unknown>> }).rows;
+      const watcher = new Client({ connectionString: testDatabaseUrl() });
+      await watcher.connect();
+      try {
+        await waiterBlockedBy(rowsOf(watcher), await backendPid(rowsOf(locker)));
+      } finally {
+        await watcher.end();
+      }
+      hangUp.abort();
+      expect(await abandoned).toBe('AbortError');
       await locker.query('ROLLBACK');
       await service.stop();
 
