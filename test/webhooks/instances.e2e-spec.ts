@@ -87,6 +87,11 @@ describe('webhook delivery across service processes', () => {
     const hook = (await t.post(W, { url: r.url, types: ['stock.changed'] }).expect(201)).body.data;
     for (let i = 1; i <= 10; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
     await r.until(() => r.received.length >= 10);
+    // Killed once every failure is recorded with its retry scheduled (an outcome is recorded after the
+    // receiver's answer): the process dies in the backoff, not mid-attempt.
+    const retriesWaiting = async () =>
+      (await ctx.db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'pending' AND attempt = 2`, [t.tenantId]))[0].n as number;
+    for (const until = Date.now() + 10_000; (await retriesWaiting()) < 10 && Date.now() < until; ) await new Promise((res) => setTimeout(res, 50));
     first.child.kill('SIGKILL');
     await new Promise((res) => first.child.once('exit', res));
     running.splice(running.indexOf(first), 1);
@@ -101,7 +106,13 @@ describe('webhook delivery across service processes', () => {
     expect(new Set(retried.map((x) => x.headers['webhook-id']))).toEqual(new Set(r.received.slice(0, 10).map((x) => x.headers['webhook-id'])));
     // Each retry came no sooner than the schedule's 5 s after its first attempt.
     for (const x of retried) expect(x.at - r.of(x.headers['webhook-id'])[0].at).toBeGreaterThanOrEqual(4500);
-    const attempts = (await t.get(`${W}/${hook.id}/deliveries?limit=100`).expect(200)).body.data as Array<{ attempt: number; status: string }>;
+    // The retries' outcomes are recorded just after the receiver answered them: wait for them (bounded).
+    const listed = async () => ((await t.get(`${W}/${hook.id}/deliveries?limit=100`).expect(200)).body.data as Array<{ attempt: number; status: string }>);
+    let attempts = await listed();
+    for (const until = Date.now() + 10_000; attempts.some((a) => a.status === 'pending') && Date.now() < until; ) {
+      await new Promise((res) => setTimeout(res, 50));
+      attempts = await listed();
+    }
     expect(attempts.map((a) => `${a.attempt} ${a.status}`).sort()).toEqual([...Array(10).fill('1 failed'), ...Array(10).fill('2 delivered')]);
   }, 120_000);
 });
