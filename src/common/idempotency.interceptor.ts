@@ -15,6 +15,10 @@ interface TakenKey {
   hash: string;
 }
 const TAKEN_KEY = 'idempotency.takenKey';
+const REPLAYED = 'idempotency.replayed';
+
+/** Whether this request's answer is a stored one, replayed for its Idempotency-Key (it changed nothing now). */
+export const isReplay = (cls: ClsService): boolean => cls.isActive() && cls.get<boolean | undefined>(REPLAYED) === true;
 const IDEMPOTENCY_HEADER_LOWER = IDEMPOTENCY_HEADER.toLowerCase();
 
 /**
@@ -45,6 +49,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   private async keyed(ctx: ExecutionContext, next: CallHandler, req: HttpRequest, key: string | string[]): Promise<Observable<unknown>> {
     // A retried unit of work runs this again: only the attempt that took the key may store a failure.
     this.cls.set(TAKEN_KEY, undefined);
+    this.cls.set(REPLAYED, false);
     if (typeof key !== 'string' || key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
       const message = `must be 1..${IDEMPOTENCY_KEY_MAX_LENGTH} characters`;
       throw new AppError(400, 'validation_failed', `${IDEMPOTENCY_HEADER} ${message}`, [{ field: IDEMPOTENCY_HEADER, message }]);
@@ -66,6 +71,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         throw new AppError(409, 'idempotency_conflict', `A request with this ${IDEMPOTENCY_HEADER} is in progress; retry`);
       }
       res.header('Idempotent-Replayed', 'true');
+      this.cls.set(REPLAYED, true);
       if (stored.status_code >= 400) {
         // Rendered again by the exception filter: toErrorBody gives every error the same field order, so
         // an AppError rebuilt from the stored body renders the same bytes with the same status.

@@ -1,8 +1,8 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
-import { HttpRequest, HttpResponse, nodeResponse } from '../http/platform';
+import { HttpRequest, HttpResponse } from '../http/platform';
 import { ClsService } from 'nestjs-cls';
 import { from, lastValueFrom, Observable } from 'rxjs';
-import { IdempotencyFailures } from '../common/idempotency.interceptor';
+import { IdempotencyFailures, isReplay } from '../common/idempotency.interceptor';
 import { setETag } from '../common/versioning';
 import { UnitOfWork } from '../database/unit-of-work';
 import { insertEvent } from '../events/events.sql';
@@ -47,7 +47,7 @@ export class UnitOfWorkInterceptor implements NestInterceptor {
       if (provisioning) await provisioning;
       const handle = () => lastValueFrom(next.handle(), { defaultValue: undefined });
       // GET reads: a read-only transaction whose COMMIT is not waited for (UnitOfWork.run).
-      const body = await this.uow.run(event ? () => this.withEvent(event, handle, reply) : handle, undefined, { readOnly: req.method === 'GET' });
+      const body = await this.uow.run(event ? () => this.withEvent(event, handle) : handle, undefined, { readOnly: req.method === 'GET' });
       setETag(reply, body);
       return body;
     } catch (err) {
@@ -57,12 +57,14 @@ export class UnitOfWorkInterceptor implements NestInterceptor {
   }
 
   /** The handler, then its resource event as the unit of work's last statement (sent with the COMMIT). */
-  private async withEvent(event: ResourceEventKind, handle: () => Promise<unknown>, reply: HttpResponse): Promise<unknown> {
+  private async withEvent(event: ResourceEventKind, handle: () => Promise<unknown>): Promise<unknown> {
     this.uow.keepOpen();
     const body = await handle();
     const record = (body as { data?: { id?: unknown } } | undefined)?.data;
-    // A replayed Idempotency-Key answer changed nothing now: no event (the first run wrote it).
-    if (!record || typeof record.id !== 'string' || nodeResponse(reply).getHeader('idempotent-replayed')) return body;
+    // A replayed Idempotency-Key answer changed nothing now: no event (the first run wrote it). Asked of the
+    // request context, not of the response's headers: Fastify keeps a reply's headers off the Node response
+    // until it sends them.
+    if (!record || typeof record.id !== 'string' || isReplay(this.cls)) return body;
     const tenantId = this.uow.tenantId;
     await this.uow.finishWith(() =>
       insertEvent(this.uow.manager, tenantId, { ...event, subjectId: record.id as string, data: JSON.stringify(record) }),

@@ -4,6 +4,7 @@ import type * as ExpiryJobModule from '../../src/inventory/ledger/expiry-job';
 import { fromDist, nativeRequire } from '../support/dist';
 import { ALL, newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture, tenantWithStock } from '../support/fixtures';
+import { Db, drainFeed, FeedEvent, feedCaughtUp } from '../support/feed';
 import { ISO_MS, UUID } from '../support/matchers';
 
 type PgClient = { connect(): Promise<void>; query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>; end(): Promise<void> };
@@ -11,14 +12,6 @@ const { Client } = nativeRequire('pg') as { Client: new (o: { connectionString: 
 const { EventRetentionJob } = fromDist<typeof RetentionModule>('events/retention-job');
 const { ExpiryJob } = fromDist<typeof ExpiryJobModule>('inventory/ledger/expiry-job');
 
-interface FeedEvent {
-  id: string;
-  type: string;
-  occurredAt: string;
-  action: string;
-  subject: { type: string; id: string };
-  data: Record<string, unknown>;
-}
 interface FeedPage {
   data: FeedEvent[];
   nextCursor: string;
@@ -28,37 +21,13 @@ interface FeedPage {
 const page = async (t: Tenant, query = ''): Promise<FeedPage> => (await t.get(`/v1/events${query ? `?${query}` : ''}`).expect(200)).body;
 
 /** The superuser's connection (set in beforeAll): to see when the feed has caught up. */
-let db: { query(text: string, params?: unknown[]): Promise<Array<Record<string, unknown>>> };
+let db: Db;
 
 /** Whether every event of `t` written so far is below the feed's horizon (the feed can hand it out). */
-async function caughtUp(t: Tenant): Promise<boolean> {
-  const [{ ok }] = await db.query(
-    `SELECT coalesce((SELECT max(txid) FROM events WHERE tenant_id = $1) < pg_snapshot_xmin(pg_current_snapshot())::text::bigint, true) AS ok`,
-    [t.tenantId],
-  );
-  return ok === true;
-}
+const caughtUp = (t: Tenant) => feedCaughtUp(db, t.tenantId);
 
-/**
- * Every event after `after` (pages of `limit` until an empty one), and the last cursor. The feed shows an
- * event once every transaction that began before it has ended, and other specs' transactions run on the
- * same database: so first wait until the tenant's newest event is below that horizon (never call it while
- * this spec itself holds a transaction open: use `page` then).
- */
-async function drain(t: Tenant, after?: string, limit = 500): Promise<{ events: FeedEvent[]; cursor: string }> {
-  for (let i = 0; !(await caughtUp(t)); i++) {
-    if (i > 300) throw new Error('the feed did not catch up within 30 s');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const events: FeedEvent[] = [];
-  let cursor = after;
-  for (;;) {
-    const p = await page(t, `limit=${limit}${cursor ? `&after=${cursor}` : ''}`);
-    cursor = p.nextCursor;
-    events.push(...p.data);
-    if (!p.data.length) return { events, cursor: cursor! };
-  }
-}
+/** Every event after `after`, once the feed has caught up with the tenant (never while this spec holds a transaction open: use `page` then). */
+const drain = (t: Tenant, after?: string, limit?: number) => drainFeed(db, t, after, limit);
 
 /**
  * A resource event written from outside the service, through the same INSERT the service uses, in a
