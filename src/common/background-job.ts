@@ -1,5 +1,7 @@
 import { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
+import type { EntityManager } from 'typeorm';
+import type { UnitOfWork } from '../database/unit-of-work';
 import { Principal } from '../tenancy/request-context';
 
 /**
@@ -18,7 +20,8 @@ export abstract class BackgroundJob implements OnApplicationBootstrap, OnModuleD
   private running?: Promise<number>;
 
   protected constructor(
-    protected readonly cls: ClsService,
+    private readonly cls: ClsService,
+    private readonly uow: UnitOfWork,
     /** Recorded as the user of the job's units of work. */
     private readonly user: string,
   ) {}
@@ -45,11 +48,14 @@ export abstract class BackgroundJob implements OnApplicationBootstrap, OnModuleD
     return this.running;
   }
 
-  /** `work` in a request context of its own whose principal is this job's user at `tenantId`. */
-  protected as<T>(tenantId: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * `work` as a unit of work of `tenantId` (ACROSS_TENANTS for the cross-tenant look-ups), in a request
+   * context of its own whose principal is this job's user.
+   */
+  protected inUnitOfWork<T>(tenantId: string, work: (m: EntityManager) => Promise<T>): Promise<T> {
     return this.cls.run(() => {
       this.cls.set<Principal>('principal', { tenantId, userId: this.user, permissions: new Set() });
-      return work();
+      return this.uow.run(work, tenantId);
     });
   }
 }

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { Settings } from '../config/settings';
 import { UnitOfWork } from '../database/unit-of-work';
-import { ACROSS_TENANTS as NO_TENANT, BackgroundJob } from '../common/background-job';
+import { ACROSS_TENANTS, BackgroundJob } from '../common/background-job';
 import { pruneEvents } from './events.sql';
 
 /** Recorded as the user of the job's units of work. */
@@ -23,10 +23,10 @@ export class EventRetentionJob extends BackgroundJob {
 
   constructor(
     private readonly settings: Settings,
-    private readonly uow: UnitOfWork,
+    uow: UnitOfWork,
     cls: ClsService,
   ) {
-    super(cls, RETENTION_JOB_USER);
+    super(cls, uow, RETENTION_JOB_USER);
   }
 
   protected intervalMs(): number {
@@ -39,7 +39,7 @@ export class EventRetentionJob extends BackgroundJob {
     let deleted = 0;
     try {
       for (let i = 0; i < BATCHES_PER_RUN; i++) {
-        const n = await this.as(NO_TENANT, () => this.uow.run((m) => pruneEvents(m, cutoff, BATCH), NO_TENANT));
+        const n = await this.inUnitOfWork(ACROSS_TENANTS, (m) => pruneEvents(m, cutoff, BATCH));
         deleted += n;
         if (n < BATCH) break;
       }

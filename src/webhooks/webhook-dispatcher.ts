@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
-import { ACROSS_TENANTS as NO_TENANT, BackgroundJob } from '../common/background-job';
+import { ACROSS_TENANTS, BackgroundJob } from '../common/background-job';
 import { Settings } from '../config/settings';
 import { UnitOfWork } from '../database/unit-of-work';
 import { readFeed } from '../events/events.sql';
@@ -65,12 +65,12 @@ export class WebhookDispatcher extends BackgroundJob {
 
   constructor(
     private readonly settings: Settings,
-    private readonly uow: UnitOfWork,
+    uow: UnitOfWork,
     private readonly box: SecretBox,
     private readonly metrics: Metrics,
     cls: ClsService,
   ) {
-    super(cls, WEBHOOK_JOB_USER);
+    super(cls, uow, WEBHOOK_JOB_USER);
   }
 
   protected intervalMs(): number {
@@ -108,10 +108,10 @@ export class WebhookDispatcher extends BackgroundJob {
   }
 
   private async fanOut(): Promise<void> {
-    const due = await this.as(NO_TENANT, () => this.uow.run((m) => webhooksWithEvents(m, MAX_WEBHOOKS_PER_RUN), NO_TENANT));
+    const due = await this.inUnitOfWork(ACROSS_TENANTS, (m) => webhooksWithEvents(m, MAX_WEBHOOKS_PER_RUN));
     for (const { tenant_id: tenantId, webhook_id: webhookId } of due) {
       for (let i = 0; i < FAN_OUT_BATCHES && !this.stopping.signal.aborted; i++) {
-        const read = await this.as(tenantId, () => this.uow.run((m) => this.fanOutBatch(m, tenantId, webhookId), tenantId));
+        const read = await this.inUnitOfWork(tenantId, (m) => this.fanOutBatch(m, tenantId, webhookId));
         if (read < FAN_OUT_BATCH) break;
       }
     }
@@ -156,7 +156,7 @@ export class WebhookDispatcher extends BackgroundJob {
   private async claimAndStart(): Promise<number> {
     const free = () => this.settings.WEBHOOK_CONCURRENCY - this.sending.size;
     if (free() <= 0 || this.stopping.signal.aborted) return 0;
-    const tenants = await this.as(NO_TENANT, () => this.uow.run((m) => tenantsWithDueAttempts(m, MAX_TENANTS_PER_RUN), NO_TENANT));
+    const tenants = await this.inUnitOfWork(ACROSS_TENANTS, (m) => tenantsWithDueAttempts(m, MAX_TENANTS_PER_RUN));
     // A different tenant first each run: when slots are short, no tenant always comes last.
     const offset = Math.floor(Math.random() * Math.max(1, tenants.length));
     let started = 0;
@@ -165,7 +165,7 @@ export class WebhookDispatcher extends BackgroundJob {
       const tenantMax = this.settings.WEBHOOK_TENANT_CONCURRENCY;
       const room = Math.min(free(), tenantMax - (this.perTenant.get(tenantId) ?? 0));
       if (room <= 0) continue;
-      const claimed = await this.as(tenantId, () => this.uow.run((m) => claimDueAttempts(m, tenantId, room, tenantMax, LEASE_SECONDS), tenantId));
+      const claimed = await this.inUnitOfWork(tenantId, (m) => claimDueAttempts(m, tenantId, room, tenantMax, LEASE_SECONDS));
       for (const a of claimed) this.start(tenantId, a);
       started += claimed.length;
     }
@@ -210,13 +210,11 @@ export class WebhookDispatcher extends BackgroundJob {
       this.outcomes.delete(tenantId);
       const records = batch;
       try {
-        const recorded = await this.as(tenantId, () =>
-          this.uow.run(async (m) => {
-            const done: boolean[] = [];
-            for (const r of records) done.push(await finishAttempt(m, tenantId, r.a, r.outcome));
-            return done;
-          }, tenantId),
-        );
+        const recorded = await this.inUnitOfWork(tenantId, async (m) => {
+          const done: boolean[] = [];
+          for (const r of records) done.push(await finishAttempt(m, tenantId, r.a, r.outcome));
+          return done;
+        });
         records.forEach((r, i) => r.resolve(recorded[i]));
       } catch (err) {
         for (const r of records) r.reject(err);

@@ -2,14 +2,12 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { Settings } from '../../config/settings';
 import { UnitOfWork } from '../../database/unit-of-work';
-import { BackgroundJob } from '../../common/background-job';
+import { ACROSS_TENANTS, BackgroundJob } from '../../common/background-job';
 import { LedgerService } from './ledger.service';
 import { tenantsWithExpiredReservations } from './reads.sql';
 
 /** Recorded as updated_by on reservations the job releases. */
 export const EXPIRY_JOB_USER = 'system:reservation-expiry';
-/** A nil tenant for the one cross-tenant lookup (the function it calls ignores it). */
-const NO_TENANT = '00000000-0000-0000-0000-000000000000';
 const TENANTS_PER_RUN = 100;
 
 /**
@@ -24,11 +22,11 @@ export class ExpiryJob extends BackgroundJob {
 
   constructor(
     private readonly settings: Settings,
-    private readonly uow: UnitOfWork,
+    uow: UnitOfWork,
     cls: ClsService,
     private readonly ledger: LedgerService,
   ) {
-    super(cls, EXPIRY_JOB_USER);
+    super(cls, uow, EXPIRY_JOB_USER);
   }
 
   protected intervalMs(): number {
@@ -39,12 +37,10 @@ export class ExpiryJob extends BackgroundJob {
   protected async work(): Promise<number> {
     let released = 0;
     try {
-      const tenants: Array<{ tenant_id: string }> = await this.as(NO_TENANT, () =>
-        this.uow.run((m) => tenantsWithExpiredReservations(m, TENANTS_PER_RUN), NO_TENANT),
-      );
+      const tenants: Array<{ tenant_id: string }> = await this.inUnitOfWork(ACROSS_TENANTS, (m) => tenantsWithExpiredReservations(m, TENANTS_PER_RUN));
       for (const { tenant_id } of tenants) {
         try {
-          released += await this.as(tenant_id, () => this.uow.run(() => this.ledger.sweepExpired(), tenant_id));
+          released += await this.inUnitOfWork(tenant_id, () => this.ledger.sweepExpired());
         } catch (err) {
           // One tenant's failure (counters that drifted: `npm run ledger:verify` names them) stops no one else.
           this.logger.error({ err, tenantId: tenant_id }, 'expired reservations of a tenant could not be released');
