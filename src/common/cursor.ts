@@ -151,9 +151,14 @@ export function keysetCondition<F>(keyset: Keyset, at: Position, w: ConditionWri
   return w.or(keyset.keys.map((_, i) => w.and([...keyset.keys.slice(0, i).map((__, j) => equal(j)), after(i)])));
 }
 
-/** The default order of lists (CONTRACT §1): newest first by the creation time, then id. */
-export const newestFirst = (list: string, alias: string, createdAt = 'createdAt') =>
-  new Keyset(list, [
-    { expr: `${alias}.${createdAt}`, desc: true, type: 'timestamptz' },
-    { expr: `${alias}.id`, desc: true, type: 'uuid' },
+/**
+ * The default order of lists (CONTRACT §1): newest first by the creation time, then id — of the rows
+ * aliased `alias` (empty: unqualified columns, e.g. over a subquery's output).
+ */
+export const newestFirst = (list: string, alias: string, createdAt = 'createdAt') => {
+  const of = (column: string) => (alias ? `${alias}.${column}` : column);
+  return new Keyset(list, [
+    { expr: of(createdAt), desc: true, type: 'timestamptz' },
+    { expr: of('id'), desc: true, type: 'uuid' },
   ]);
+};

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { Metrics } from '../metrics/metrics';
-import { HttpRequest, noteFailure } from '../http/platform';
+import { badUrl, HttpRequest, noteFailure } from '../http/platform';
 import { CONSTRAINT_ERRORS, unmappedConstraint } from './constraints';
 import { AppError, constraintOf, ErrorCode, ErrorDetail, MAX_ERROR_DETAILS } from './errors';
 
@@ -50,7 +50,7 @@ export function toErrorBody(err: unknown): ErrorBody {
   const cause = err instanceof HttpException ? (err.cause as { code?: unknown } | undefined) : undefined;
   if (typeof cause?.code === 'string' && cause.code.startsWith('FST_ERR_')) err = cause;
   // Express's router: a path parameter that cannot be decoded (src/http/express.ts refuses such paths first).
-  if (cause instanceof URIError) return { error: 'bad_request', message: 'Malformed URL: it cannot be decoded', status: 400 };
+  if (cause instanceof URIError) err = badUrl();
   if (err instanceof AppError) {
     // A 400 lists at most 50 details (CONTRACT §1); its message says how many there were.
     const details = err.details && err.status === 400 ? err.details.slice(0, MAX_ERROR_DETAILS) : err.details;

@@ -11,6 +11,18 @@ import { ApiProperty } from '@nestjs/swagger';
  */
 export const RESPONSE_KEY = 'inventory:response';
 
+const NOT_A_RESOURCE = 'inventory:not-a-resource';
+
+/**
+ * On a response class whose records are not `<resource>.*` events of the feed (CONTRACT §9): a ledger
+ * transaction (its events are the ledger's own), a webhook (not a feed resource; its create answer holds
+ * the secret). Subclasses inherit it.
+ */
+export const NotAResource = (): ClassDecorator => (target) => Reflect.defineMetadata(NOT_A_RESOURCE, true, target);
+
+/** Whether a response class is marked `@NotAResource()` (itself or a class it extends). */
+export const isNotAResource = (type: Function): boolean => Reflect.getMetadata(NOT_A_RESOURCE, type) === true;
+
 /** Every response class named by `@Returns`, for the OpenAPI document's components. */
 export const RESPONSE_CLASSES = new Set<Function>();
 

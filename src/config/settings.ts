@@ -27,6 +27,10 @@ const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? unde
 
 const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
 
+/** The HTTP platforms the service runs on (CONTRACT §10: HTTP_PLATFORM). */
+export const HTTP_PLATFORMS = ['express', 'fastify'] as const;
+export type HttpPlatformName = (typeof HTTP_PLATFORMS)[number];
+
 /**
  * Every setting of the service, read from the environment (and `.env` when present).
  * Defaults here are the documented defaults (README "Configuration").
@@ -42,8 +46,8 @@ export class Settings {
   HOST = '0.0.0.0';
 
   /** The NestJS HTTP platform (CONTRACT §10): Express (@nestjs/platform-express) or Fastify (@nestjs/platform-fastify). */
-  @IsIn(['express', 'fastify'], { message: 'HTTP_PLATFORM must be express or fastify' })
-  HTTP_PLATFORM: 'express' | 'fastify' = 'express';
+  @IsIn(HTTP_PLATFORMS, { message: `HTTP_PLATFORM must be ${HTTP_PLATFORMS.join(' or ')}` })
+  HTTP_PLATFORM: HttpPlatformName = 'express';
 
   /** Unset: an embedded PostgreSQL is started with its data under EMBEDDED_PG_DIR. */
   @Transform(emptyToUndefined) @IsOptional() @IsString()

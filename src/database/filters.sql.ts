@@ -103,7 +103,7 @@ function nextCursorOf(rows: Array<{ [POSITION]?: Position }>, keyset: Keyset, pa
 }
 
 /** The condition "comes after `at` in `keyset`'s order" as a fragment over the keys' expressions (TRUE without a position). */
-export function keysetAfter(keyset: Keyset, at: Position | undefined): Sql {
+function keysetAfter(keyset: Keyset, at: Position | undefined): Sql {
   if (!at) return sql`TRUE`;
   const key = (i: number) => raw(keyset.keys[i].expr);
   const value = (i: number) => sql`${at[i]}::${raw(keyset.keys[i].type)}`;

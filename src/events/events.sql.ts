@@ -5,14 +5,15 @@ import { GENERIC, PREPARED, query, raw, Sql, sql } from '../database/sql';
 export const isoText = (column: string) => raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
 
 /**
- * The events of one posting, as a CTE (`posting_events`) of the posting's own statement: `transaction.posted`
+ * The events of one posting, as a CTE (`, posting_events AS (…)`, to follow the posting statement's last CTE): `transaction.posted`
  * (data: the transaction as its GET returns it — `view` is that answer without `txnNo` and `postedAt`,
  * which the header CTE `h` supplies) and one `stock.changed` per balance key, from `changes`: a SELECT of
  * `item_id, facility_id, location_id, lot_id, status_id, qty_delta, first_line, qty_on_hand, qty_allocated`
  * (the quantities after the change; `first_line`, the key's first line number, orders them as the lines).
  * `h` must return `id, txn_no, type, posted_at`; no row in `h`, no events.
  */
-export const postingEventsSql = (tenantId: string, view: object, changes: Sql): Sql => sql`posting_events AS (
+export const postingEventsCte = (tenantId: string, view: object, changes: Sql): Sql => sql`,
+posting_events AS (
   INSERT INTO events (tenant_id, type, action, subject_type, subject_id, data)
   SELECT ${tenantId}::uuid, 'transaction.posted', h.type, 'transaction', h.id,
          ${JSON.stringify(view)}::jsonb || jsonb_build_object('txnNo', h.txn_no, 'postedAt', ${isoText('h.posted_at')})
@@ -24,10 +25,6 @@ export const postingEventsSql = (tenantId: string, view: object, changes: Sql): 
                              'transactionId', h.id, 'txnNo', h.txn_no, 'transactionType', h.type)
      FROM h, (${changes}) s
     ORDER BY s.first_line))`;
-
-/** `, posting_events AS (…)` (postingEventsSql), to follow a posting statement's last CTE. */
-export const postingEventsCte = (tenantId: string, view: object, changes: Sql): Sql => sql`,
-${postingEventsSql(tenantId, view, changes)}`;
 
 /** One `<resource>.<created|updated>` event, written in the unit of work of the change. */
 export function insertEvent(

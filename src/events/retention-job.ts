@@ -6,7 +6,7 @@ import { ACROSS_TENANTS, BackgroundJob } from '../common/background-job';
 import { pruneEvents } from './events.sql';
 
 /** Recorded as the user of the job's units of work. */
-export const RETENTION_JOB_USER = 'system:event-retention';
+const RETENTION_JOB_USER = 'system:event-retention';
 const BATCH = 10_000;
 const BATCHES_PER_RUN = 100;
 const INTERVAL_MS = 3_600_000;

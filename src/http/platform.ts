@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { ClsService } from 'nestjs-cls';
 import type { Logger } from 'pino';
 import { AppError } from '../common/errors';
+import type { HttpPlatformName } from '../config/settings';
 import { logRequest, PRINCIPAL, requestIdOf, RequestLine } from '../common/logging';
 import type { Metrics } from '../metrics/metrics';
 import type { Principal } from '../tenancy/request-context';
@@ -19,9 +20,6 @@ import { securityHeaders } from './security-headers';
  * life as both platforms run it (request id, security headers, log line, metrics). No file outside src/http
  * imports express, fastify or @nestjs/platform-* (test/platform/seam.e2e-spec.ts checks).
  */
-
-export const HTTP_PLATFORMS = ['express', 'fastify'] as const;
-export type HttpPlatformName = (typeof HTTP_PLATFORMS)[number];
 
 /** A request as controllers, guards and interceptors see it: what Express's and Fastify's have in common. */
 export interface HttpRequest {
@@ -40,10 +38,10 @@ export interface HttpResponse {
 }
 
 /** The Node request under either platform's request object (Fastify's `request.raw`; Express's is the Node one). */
-export const nodeRequest = (req: object): IncomingMessage => ((req as { raw?: IncomingMessage }).raw ?? req) as IncomingMessage;
+const nodeRequest = (req: object): IncomingMessage => ((req as { raw?: IncomingMessage }).raw ?? req) as IncomingMessage;
 
 /** The Node response under either platform's response object (Fastify's `reply.raw`; Express's is the Node one). */
-export const nodeResponse = (res: object): ServerResponse => ((res as { raw?: ServerResponse }).raw ?? res) as ServerResponse;
+const nodeResponse = (res: object): ServerResponse => ((res as { raw?: ServerResponse }).raw ?? res) as ServerResponse;
 
 /**
  * Sets a response header on either platform: on Fastify's reply (its headers go out in one `writeHead`),
@@ -107,8 +105,6 @@ export function httpPlatform(name: HttpPlatformName): HttpPlatform {
 /** The platform each application was built on (createApp records it). */
 const platforms = new WeakMap<object, HttpPlatform>();
 export const recordPlatform = (app: INestApplication, platform: HttpPlatform) => void platforms.set(app, platform);
-/** The name of the platform `app` runs on. */
-export const platformOf = (app: INestApplication): HttpPlatformName | undefined => platforms.get(app)?.name;
 /** Every route `app` serves, from its platform's router (`METHOD /path/:param`). */
 export const servedRoutes = (app: INestApplication): string[] => platforms.get(app)?.routes(app) ?? [];
 
@@ -156,4 +152,3 @@ export class RequestObserver {
   }
 }
 
-export type { RequestLine };

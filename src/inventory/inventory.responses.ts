@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import {
   Amount, AmountOrNull, Audited, CalendarDateOrNull, Flag, Id, IdOrNull, Instant, InstantOrNull, Int, ListOf, OneOf, Strings, Text, TextOrNull,
+  NotAResource,
 } from '../common/responses';
 import { COUNT_STATUSES } from './counts/dto/count-session.dto';
 import { TRANSACTION_TYPES } from './ledger/posting';
@@ -71,7 +72,8 @@ export class TransactionLineResponse {
   @Strings('serials moved ([] for items without serial tracking)') serialNos: string[];
 }
 
-/** A posted ledger transaction (CONTRACT §5). */
+/** A posted ledger transaction (CONTRACT §5); its events are the ledger's own (transaction.posted, stock.changed). */
+@NotAResource()
 export class TransactionResponse {
   @Id() id: string;
   @Text() txnNo: string;

@@ -1,5 +1,5 @@
 import type { AttemptOutcome } from './webhooks.sql';
-import type { SendResult } from './delivery';
+import { MAX_RESPONSE_BYTES, type SendResult } from './delivery';
 
 /**
  * Seconds from a failed attempt to the next, by attempt: the first retry within 10 s, then backing off to a
@@ -49,7 +49,7 @@ export function outcomeOf(attempt: number, r: SendResult, attemptedAt: Date, sca
   return {
     status: delivered ? 'delivered' : 'failed',
     responseStatus: r.status,
-    responseBody: r.body === null ? null : boundedText(r.body, 1024),
+    responseBody: r.body === null ? null : boundedText(r.body, MAX_RESPONSE_BYTES),
     error: r.error !== null ? boundedText(r.error, 500) : delivered ? null : gone ? 'answered 410 Gone: the webhook was turned off' : `answered ${r.status}`,
     attemptedAt,
     nextAttemptAt,

@@ -4,7 +4,7 @@ import { ACROSS_TENANTS, BackgroundJob } from '../common/background-job';
 import { Settings } from '../config/settings';
 import { UnitOfWork } from '../database/unit-of-work';
 import { readFeed } from '../events/events.sql';
-import { eventView, typeFilterOf } from '../events/events.service';
+import { eventView, typeFilterOf, typeMatches } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
 import { send, SendResult, signature } from './delivery';
 import { MAX_ATTEMPTS, outcomeOf } from './retry-schedule';
@@ -125,8 +125,7 @@ export class WebhookDispatcher extends BackgroundJob {
     const events = rows.filter((r) => r.id !== null);
     if (!events.length) return 0;
     const filter = typeFilterOf(hook.types);
-    const any = !filter.exact.length && !filter.prefixes.length;
-    const wanted = events.filter((e) => any || filter.exact.includes(e.type!) || filter.prefixes.some((p) => e.type!.startsWith(p)));
+    const wanted = events.filter((e) => typeMatches(filter, e.type!));
     const last = events[events.length - 1];
     await enqueueEvents(
       m,

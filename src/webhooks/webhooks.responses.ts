@@ -1,7 +1,8 @@
-import { Flag, Id, Instant, InstantOrNull, Int, IntOrNull, OneOf, Strings, Text, TextOrNull } from '../common/responses';
+import { Flag, Id, Instant, InstantOrNull, Int, IntOrNull, NotAResource, OneOf, Strings, Text, TextOrNull } from '../common/responses';
 import { DELIVERY_STATUSES } from './webhook.entity';
 
-/** A webhook subscription (CONTRACT §9); its secret is answered once, by the create. */
+/** A webhook subscription (CONTRACT §9); its secret is answered once, by the create. Not a feed resource. */
+@NotAResource()
 export class WebhookResponse {
   @Id() id: string;
   @Text('where events are POSTed') url: string;

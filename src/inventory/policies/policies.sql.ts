@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { cursorOf, Keyset } from '../../common/cursor';
+import { cursorOf, newestFirst } from '../../common/cursor';
 import type { PageQuery } from '../../common/pagination';
 import { SqlFilters } from '../../database/filters.sql';
 import { Sql, sql } from '../../database/sql';
@@ -19,10 +19,7 @@ export interface SuggestionRow {
 }
 
 /** The suggestions' documented order, newest policy first (cursor paging: src/common/cursor.ts). */
-export const SUGGESTIONS = new Keyset('suggestions', [
-  { expr: 'created_at', desc: true, type: 'timestamptz' },
-  { expr: 'id', desc: true, type: 'uuid' },
-]);
+export const SUGGESTIONS = newestFirst('suggestions', '', 'created_at');
 
 /**
  * One page of the active policies of the tenant whose projected quantity is below minQty + safetyStock,

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { cursorOf, Keyset } from '../../common/cursor';
+import { cursorOf, Keyset, newestFirst } from '../../common/cursor';
 import { likePattern } from '../../common/pagination';
 import { SqlFilters } from '../../database/filters.sql';
 import { empty, GENERIC, join, query, raw, Sql, sql } from '../../database/sql';
@@ -17,10 +17,6 @@ type Page<T> = Promise<{ rows: T[]; count: number; nextCursor: string | null }>;
 
 const id = (expr: string) => ({ expr, type: 'uuid' as const });
 const text = (expr: string, column?: string) => ({ expr, column, type: 'text' as const });
-const newest = (alias: string, at = 'created_at') => [
-  { expr: `${alias}${at}`, desc: true, type: 'timestamptz' as const },
-  { expr: `${alias}id`, desc: true, type: 'uuid' as const },
-];
 
 /** The lists' documented orders (cursor paging: src/common/cursor.ts). */
 export const BALANCES = new Keyset('balances', [
@@ -28,8 +24,8 @@ export const BALANCES = new Keyset('balances', [
 ]);
 export const LOCATION_AVAILABILITY = new Keyset('availability', [text('i.item_no'), text('g.path'), { ...id('i.id'), column: 'item_id' }, id('g.location_id')]);
 export const FACILITY_AVAILABILITY = new Keyset('availability.facility', [text('i.item_no'), text('c.code', 'facility_code'), id('p.item_id'), id('p.facility_id')]);
-export const TRANSACTIONS = new Keyset('transactions', newest('t.', 'posted_at'));
-export const LOTS = new Keyset('lots', newest(''));
+export const TRANSACTIONS = newestFirst('transactions', 't', 'posted_at');
+export const LOTS = newestFirst('lots', '', 'created_at');
 export const SERIALS = new Keyset('serials', [text('serial_no'), id('id')]);
 
 /** Balances with stock, by item number, location path, lot number, status code. */
