@@ -7,6 +7,7 @@ import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist, nativeRequire } from '../support/dist';
 import { newTenant, startApp, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, facilityWithLocations, inventoryFixture, newCustomer, newSupplier, purchaseOrderIn, transferIn } from '../support/fixtures';
+import { blockedBehind } from '../support/locks';
 import { statusCounts } from './workload';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
@@ -43,27 +44,6 @@ describe('concurrency proofs', () => {
   }
 
   /**
-   * How many backends wait, directly or behind each other, on locks the backend `pid` holds: polls until
-   * `n` do (or 30 s pass) and returns the count.
-   */
-  async function blockedBehind(pid: number, n: number): Promise<number> {
-    let blocked = 0;
-    for (const start = Date.now(); Date.now() - start < 30_000; await new Promise((r) => setTimeout(r, 20))) {
-      const rows: Array<{ pid: number; blockers: number[] }> = await sql(
-        `SELECT pid, pg_blocking_pids(pid) AS blockers FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`,
-      );
-      const behind = new Set<number>([pid]);
-      for (let grew = true; grew; ) {
-        grew = false;
-        for (const r of rows) if (!behind.has(r.pid) && r.blockers.some((b) => behind.has(b))) (behind.add(r.pid), (grew = true));
-      }
-      blocked = behind.size - 1;
-      if (blocked >= n) break;
-    }
-    return blocked;
-  }
-
-  /**
    * Starts `requests` while the tenant's balance rows of `itemId` are locked from outside the service (a
    * superuser transaction), waits until `n` backends wait behind that lock, then releases it: all the
    * requests are in flight together before any can write. Returns how many waited, and the answers.
@@ -76,7 +56,7 @@ describe('concurrency proofs', () => {
       await holder.query(`SELECT 1 FROM balances WHERE tenant_id = $1 AND item_id = $2 FOR UPDATE`, [tenantId, itemId]);
       const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
       const inFlight = requests().map((r) => Promise.resolve(r));
-      const blocked = await blockedBehind(pid, n);
+      const blocked = await blockedBehind(sql, pid, n);
       await holder.query('COMMIT');
       return { blocked, results: await Promise.all(inFlight) };
     } finally {
@@ -169,7 +149,7 @@ describe('concurrency proofs', () => {
       const inFlight = keys.map((k) => send(k).then((r) => r));
 
       // Wait until all 12 are blocked, directly or behind each other, by the holder's connection.
-      const blocked = await blockedBehind(pid, keys.length);
+      const blocked = await blockedBehind(sql, pid, keys.length);
       expect(blocked).toBe(keys.length);
       release();
       await holder;

@@ -3,6 +3,7 @@ import type * as UowModule from '../../src/database/unit-of-work';
 import { fromDist, nativeRequire } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { inventoryFixture } from '../support/fixtures';
+import { backendPid, blockedBehind } from '../support/locks';
 import { sleep } from '../support/matchers';
 
 type PgClient = { connect(): Promise<void>; query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>; end(): Promise<void> };
@@ -31,7 +32,10 @@ describe('One tenant cannot starve the others (DB_TENANT_MAX_CONNECTIONS)', () =
     await b.get('/v1/uoms').expect(200);
     const locker = await lockItem(fa.item.id);
     const stuck = [1, 2, 3].map((i) => a.patch(`/v1/items/${fa.item.id}`, { name: `stuck ${i}` }).then((r) => r));
-    await sleep(300);
+    // Staged: A's two write places are taken, both PATCHes waiting on the held row (the third waits for a place).
+    const db = (text: string, params?: unknown[]) => ctx.db.query(text, params) as Promise<Array<Record<string, unknown>>>;
+    const lockerPid = await backendPid(async (text, params) => (await locker.query(text, params)).rows);
+    expect(await blockedBehind(db, lockerPid, 2)).toBe(2);
     // Tenant B is served while A's requests wait on the lock (A's writes hold 2 of the 4 connections: its
     // share of 3 less the place kept for its reads).
     for (let i = 0; i < 5; i++) await b.get('/v1/uoms').expect(200);

@@ -49,3 +49,24 @@ export async function waiterBlockedBy(query: Query, holder: number, opts: { stat
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * How many backends wait, directly or behind each other, on locks the backend `holder` holds: polls
+ * pg_blocking_pids() until `n` do (or `timeoutMs` pass) and returns the count (the caller asserts it).
+ */
+export async function blockedBehind(query: Query, holder: number, n: number, timeoutMs = 30_000): Promise<number> {
+  let blocked = 0;
+  for (const start = Date.now(); Date.now() - start < timeoutMs; await new Promise((r) => setTimeout(r, 20))) {
+    const rows = (await query(
+      `SELECT pid, pg_blocking_pids(pid) AS blockers FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`,
+    )) as Array<{ pid: number; blockers: number[] }>;
+    const behind = new Set<number>([holder]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const r of rows) if (!behind.has(r.pid) && r.blockers.some((b) => behind.has(b))) (behind.add(r.pid), (grew = true));
+    }
+    blocked = behind.size - 1;
+    if (blocked >= n) break;
+  }
+  return blocked;
+}

@@ -1,11 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { nativeRequire } from '../support/dist';
-import { testDatabaseUrl } from '../support/app';
-
-type PgClient = { connect(): Promise<void>; query(sql: string): Promise<unknown>; end(): Promise<void> };
-const { Client } = nativeRequire('pg') as { Client: new (o: { connectionString: string }) => PgClient };
+import { scratchDatabase } from '../support/scratch-database';
 
 /** One request a receiver got. */
 export interface Received {
@@ -71,20 +66,7 @@ export class Receiver {
  * attempts, and its feed horizon waits for no other spec's transactions. Migrated by the first app.
  */
 export async function ownDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `inventory_webhooks_${randomBytes(4).toString('hex')}`;
-  const admin = new URL(testDatabaseUrl());
-  admin.pathname = '/postgres';
-  const run = async (sql: string) => {
-    const c = new Client({ connectionString: admin.toString() });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  await run(`CREATE DATABASE ${name}`);
-  const url = new URL(testDatabaseUrl());
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  const db = scratchDatabase('inventory_webhooks');
+  await db.create();
+  return { url: db.url.toString(), drop: db.drop };
 }
