@@ -130,11 +130,11 @@ function pgbench(args, logPrefix) {
   });
 }
 
-/** WAL flushes (pg_stat_io, object wal: fsyncs), WAL bytes, commits (pg_stat_database, read-only ones included). */
+/** WAL flushes (pg_stat_io, object wal, context normal: the commits' fsyncs, not those of new segments, as bench/run.js counts them), WAL bytes, commits (pg_stat_database, read-only ones included). */
 function counters() {
   const [fsyncs, bytes, commits] = psql(
     'bench',
-    `SELECT (SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal'),
+    `SELECT (SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal'),
             (SELECT wal_bytes FROM pg_stat_wal),
             (SELECT sum(xact_commit) FROM pg_stat_database)`,
   ).split('|').map(Number);
