@@ -3,7 +3,7 @@ import type * as RetentionModule from '../../src/events/retention-job';
 import type * as ExpiryJobModule from '../../src/inventory/ledger/expiry-job';
 import { fromDist, nativeRequire } from '../support/dist';
 import { ALL, newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
-import { adjust, inventoryFixture, tenantWithStock } from '../support/fixtures';
+import { adjust, inventoryFixture, lapseReservations, tenantWithStock } from '../support/fixtures';
 import { Db, drainFeed, FeedEvent, feedCaughtUp } from '../support/feed';
 import { ISO_MS, UUID } from '../support/matchers';
 
@@ -237,10 +237,10 @@ describe('the event feed', () => {
   it('the reservation expiry job writes reservation.updated (action expire) with the reservation as its GET returns it', async () => {
     const f = await tenantWithStock(ctx, { qty: 10 });
     const t = f.t;
-    const r = (await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 2, expiresAt: new Date(Date.now() + 800).toISOString() }).expect(201)).body.data;
+    const r = (await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 2, expiresAt: new Date(Date.now() + 3_600_000).toISOString() }).expect(201)).body.data;
     await t.post(`/v1/inventory/reservations/${r.id}/allocate`, { allocations: [{ locationId: f.location.id, qty: 2 }] }).expect(200);
     const { cursor } = await drain(t);
-    await new Promise((res) => setTimeout(res, 1000));
+    expect(await lapseReservations(ctx.db, [r.id])).toBe(1);
     expect(await ctx.app.get(ExpiryJob).runOnce()).toBeGreaterThanOrEqual(1);
     const { events } = await drain(t, cursor);
     expect(events.map((e) => [e.type, e.action, e.subject])).toEqual([['reservation.updated', 'expire', { type: 'reservation', id: r.id }]]);

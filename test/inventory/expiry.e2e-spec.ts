@@ -2,7 +2,7 @@ import type * as ExpiryJobModule from '../../src/inventory/ledger/expiry-job';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist } from '../support/dist';
 import { startApp, TestContext } from '../support/app';
-import { adjust, tenantWithStock } from '../support/fixtures';
+import { adjust, lapseReservations, tenantWithStock } from '../support/fixtures';
 
 const { ExpiryJob, EXPIRY_JOB_USER } = fromDist<typeof ExpiryJobModule>('inventory/ledger/expiry-job');
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
@@ -27,10 +27,7 @@ describe('reservation expiry', () => {
   const row = async (id: string) =>
     (await sql(`SELECT status, qty_allocated::float AS allocated, updated_by FROM reservations WHERE id = $1`, [id]))[0];
   /** Moves a reservation's expiry into the past (the database's own clock decides what has lapsed). */
-  const lapse = async (id: string) => {
-    const [{ n }] = await sql(`WITH u AS (UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = $1 RETURNING 1) SELECT count(*)::int AS n FROM u`, [id]);
-    expect(n).toBe(1);
-  };
+  const lapse = async (id: string) => expect(await lapseReservations(ctx.db, [id])).toBe(1);
   const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
   const balanceRow = async (tenantId: string) =>
     (await sql(`SELECT qty_on_hand::float AS on_hand, qty_allocated::float AS allocated FROM balances WHERE tenant_id = $1`, [tenantId]))[0];

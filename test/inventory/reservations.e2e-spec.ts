@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
-import { adjust, inventoryFixture, newItem, reservationIn, salesOrderIn, tenantWithStock } from '../support/fixtures';
+import { adjust, inventoryFixture, lapseReservations, newItem, reservationIn, salesOrderIn, tenantWithStock } from '../support/fixtures';
 import { auditFields, UUID, subOf } from '../support/matchers';
 
 interface Reservation {
@@ -521,7 +521,7 @@ describe('inventory reservations', () => {
     it('stops holding stock once expiresAt has passed and reads as released', async () => {
       // The test's clock: the holds are created an hour ahead and their expires_at then moved into the past
       // by SQL (the database's now() decides what has lapsed), so no window has to pass on a loaded machine.
-      const lapse = (ids: string[]) => ctx.db.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = ANY($1::uuid[])`, [ids]);
+      const lapse = async (ids: string[]) => expect(await lapseReservations(ctx.db, ids)).toBe(ids.length);
       // Tenant B's reservation expires too; after it its first read is of balances, which must see it gone too.
       const b = await newTenant(ctx);
       const g = await inventoryFixture(b);

@@ -14,6 +14,19 @@ interface Ref {
   id: string;
 }
 
+/**
+ * The test's clock for reservation expiry: moves the reservations' expires_at one second into the past (the
+ * database's own now() decides what has lapsed), so no window has to pass on a loaded machine. Returns how
+ * many it moved. `db`: a superuser connection (a TestContext's `db`).
+ */
+export async function lapseReservations(db: { query(text: string, params?: unknown[]): Promise<unknown> }, ids: string[]): Promise<number> {
+  const rows = (await db.query(
+    `WITH u AS (UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = ANY($1::uuid[]) RETURNING 1) SELECT count(*)::int AS n FROM u`,
+    [ids],
+  )) as Array<{ n: number }>;
+  return rows[0].n;
+}
+
 /** A stock item, a facility with locations, and the tenant's UOMs/statuses: the ground most inventory specs stand on. */
 export async function inventoryFixture(t: Tenant, opts: { items?: Array<Record<string, unknown>>; locations?: number } = {}) {
   const uoms = (await t.get('/v1/uoms?limit=500').expect(200)).body.data as Array<{ id: string; code: string }>;
