@@ -115,6 +115,19 @@ export class Settings {
   LEDGER_DIRECT_POSTINGS = true;
 
   /**
+   * Group commit of one tenant's direct postings (DirectPostings): a posting that arrives while another
+   * of its tenant is in flight joins the next batch (one statement, one range of TX numbers, one COMMIT
+   * and WAL flush for up to LEDGER_BATCH_MAX postings, each with its own answer); `false` posts each
+   * alone, one flush each. The answers are the same either way (test/inventory/batches).
+   */
+  @Transform(toBool) @IsIn([true, false], { message: 'LEDGER_BATCHES must be true or false' })
+  LEDGER_BATCHES = true;
+
+  /** The most direct postings in one batch (its statement's arrays). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  LEDGER_BATCH_MAX = 32;
+
+  /**
    * For measurement only (the benchmark's events-cost figure): `false` makes ledger postings write no
    * events (`transaction.posted`, `stock.changed`), which breaks the contract's guarantee that every
    * change is in the feed (§9). Never turn it off in service.

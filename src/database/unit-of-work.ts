@@ -108,12 +108,46 @@ export class UnitOfWork {
    */
   commitWith<T>(send: () => Promise<T>, options: { onlyFirst?: boolean } = {}): Promise<T> {
     const current = this.current;
-    if (!current?.early || current.keepOpen > 0 || current.failure !== undefined || (options.onlyFirst && current.early.started)) return send();
-    const early = current.early;
+    const early = current && this.earlyCommit(current, !!options.onlyFirst);
+    if (!early) return send();
     // The statement reaches the driver a few ticks later (TypeORM awaits before sending): the flag
     // stays up until then; the first statement sent takes it down.
     early.armed = true;
     return send().finally(() => (early.armed = false));
+  }
+
+  /**
+   * Whether a statement sent now through `commitWith(send, { onlyFirst: true })` would be the unit of work's
+   * whole transaction, committed with it: nothing sent before it, nothing to follow (no `keepOpen`), no
+   * failure recorded. (The direct way's batches take only such postings: DirectPostings.)
+   */
+  get commitsFirstStatement(): boolean {
+    const current = this.current;
+    return !!current && !!this.earlyCommit(current, true);
+  }
+
+  private earlyCommit(current: Attempt, onlyFirst: boolean): EarlyCommit | undefined {
+    const early = current.early;
+    if (!early || current.keepOpen > 0 || current.failure !== undefined || (onlyFirst && early.started)) return undefined;
+    return early;
+  }
+
+  /**
+   * Settles when the running attempt of this unit of work has ended: resolves once its COMMIT answered
+   * COMMIT, rejects with what the attempt failed with otherwise (a COMMIT in doubt: 503). For work done on
+   * this transaction's behalf that answers elsewhere (the direct way's batch members). Outside a unit of
+   * work: rejects.
+   */
+  committed(): Promise<void> {
+    const current = this.current;
+    if (!current) return Promise.reject(new Error('No unit of work is active'));
+    if (!current.outcome) {
+      let settle!: Outcome['settle'];
+      const promise = new Promise<void>((resolve, reject) => (settle = (err) => (err === undefined ? resolve() : reject(err))));
+      promise.catch(() => undefined);
+      current.outcome = { promise, settle };
+    }
+    return current.outcome.promise;
   }
 
   /**
@@ -192,6 +226,7 @@ export class UnitOfWork {
     let released = false;
     let deadline: NodeJS.Timeout | undefined;
     let timedOut = false;
+    let current: Attempt | undefined;
     try {
       const client = (await runner.connect()) as PgClient;
       // Whatever the database does (slow, locked, frozen, gone), a unit of work ends by its deadline: the
@@ -262,16 +297,20 @@ export class UnitOfWork {
       // per-statement wrapping (a second connect, the query-event broadcasts nobody listens to here, and
       // their promises: a fifth of a key read's JavaScript).
       runner.query = leanQuery(runner, client);
-      const current: Attempt = { manager: runner.manager, failure: undefined, early, keepOpen: 0, locking };
-      this.cls.set(ATTEMPT, current);
+      const attempt: Attempt = (current = { manager: runner.manager, failure: undefined, early, keepOpen: 0, locking });
+      this.cls.set(ATTEMPT, attempt);
       let result: T;
       try {
         result = await work(runner.manager);
       } finally {
         client.query = query;
-        current.early = undefined;
+        attempt.early = undefined;
       }
-      if (!opened) return result; // the work sent no statement: there is no transaction to end
+      if (!opened) {
+        // the work sent no statement: there is no transaction to end
+        attempt.outcome?.settle(new Error('The unit of work committed nothing'));
+        return result;
+      }
       if (readOnly) {
         // Every statement's transaction was committed with it (above); the connection's next user queues
         // behind the last COMMIT, and a broken connection fails that user's statements instead.
@@ -284,32 +323,43 @@ export class UnitOfWork {
       // A step that may have written part of its changes failed: whatever the caller did with its
       // error, the unit of work must not commit (all or nothing, CONTRACT §5 invariant 5). commitWith
       // does not send COMMIT once a failure is recorded, and nothing is recorded after it.
-      if (current.failure !== undefined) throw current.failure;
+      if (attempt.failure !== undefined) throw attempt.failure;
       opened = undefined;
       commitSent ??= query.call(client, 'COMMIT') as Promise<{ command?: string }>;
       // COMMIT of a transaction that an error aborted answers ROLLBACK: never report that as success.
       const { command } = await commitSent;
       if (command !== 'COMMIT') throw new Error(`COMMIT answered ${command}`);
+      attempt.outcome?.settle(undefined);
       return result;
-    } catch (err) {
-      // COMMIT was written and the server never answered it (the connection broke, or the deadline
-      // dropped it): the server may or may not have committed, and the client must be told so.
-      if (commitSent && !readOnly) {
-        const answer = await commitSent.then((r) => r, (e: unknown) => e);
-        if (answer instanceof Error && !AppError.sqlState(answer)) throw new AppError(503, 'service_unavailable', COMMIT_IN_DOUBT);
-      }
-      if (timedOut) throw new AppError(503, 'service_unavailable', `The database did not finish the request within ${this.requestTimeoutMs} ms; retry shortly`);
-      // The opening statement's own error explains everything that failed behind it.
-      const openError = opened ? await opened.then(() => undefined, (e: unknown) => e) : undefined;
-      // A connection that broke needs no ROLLBACK (and cannot take one): the server ends the transaction.
-      // Nor does one whose COMMIT went out (it committed, or answered ROLLBACK for an aborted transaction).
-      if (opened && !commitSent) await runner.query('ROLLBACK').catch(() => undefined);
-      throw openError ?? err;
+    } catch (caught) {
+      const err = await this.attemptError(caught, { commitSent: !!commitSent && !readOnly, answer: commitSent, timedOut, opened, runner });
+      current?.outcome?.settle(err);
+      throw err;
     } finally {
       clearTimeout(deadline);
       this.cls.set(ATTEMPT, undefined);
       if (!released) await runner.release().catch(() => undefined);
     }
+  }
+
+  /** What a failed attempt ends with (and the ROLLBACK it still needs). */
+  private async attemptError(
+    err: unknown,
+    { commitSent, answer, timedOut, opened, runner }: { commitSent: boolean; answer?: Promise<unknown>; timedOut: boolean; opened?: Promise<unknown>; runner: QueryRunner },
+  ): Promise<unknown> {
+    // COMMIT was written and the server never answered it (the connection broke, or the deadline
+    // dropped it): the server may or may not have committed, and the client must be told so.
+    if (commitSent) {
+      const reply = await answer!.then((r) => r, (e: unknown) => e);
+      if (reply instanceof Error && !AppError.sqlState(reply)) return new AppError(503, 'service_unavailable', COMMIT_IN_DOUBT);
+    }
+    if (timedOut) return new AppError(503, 'service_unavailable', `The database did not finish the request within ${this.requestTimeoutMs} ms; retry shortly`);
+    // The opening statement's own error explains everything that failed behind it.
+    const openError = opened ? await opened.then(() => undefined, (e: unknown) => e) : undefined;
+    // A connection that broke needs no ROLLBACK (and cannot take one): the server ends the transaction.
+    // Nor does one whose COMMIT went out (it committed, or answered ROLLBACK for an aborted transaction).
+    if (opened && !commitSent) await runner.query('ROLLBACK').catch(() => undefined);
+    return openError ?? err;
   }
 }
 
@@ -341,6 +391,13 @@ interface Attempt {
   keepOpen: number;
   /** A run after a LostRace: counters are locked before they are written (`optimistic` false). */
   locking: boolean;
+  /** Asked for by `committed()`: settled when the attempt ends. */
+  outcome?: Outcome;
+}
+interface Outcome {
+  promise: Promise<void>;
+  /** undefined: committed; anything else: what the attempt failed with. */
+  settle(err: unknown): void;
 }
 
 /**

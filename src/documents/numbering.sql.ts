@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../database/unit-of-work';
-import { empty, GENERIC, query, raw, Sql, sql } from '../database/sql';
+import { empty, GENERIC, query, raw, Raw, Sql, sql } from '../database/sql';
 
 export type NumberPrefix = 'PO' | 'SO' | 'TO' | 'WO' | 'RQ' | 'GR' | 'CS' | 'TX' | 'RS';
 
@@ -16,7 +16,22 @@ export const nextNumberSql = (tenantId: string, prefix: NumberPrefix, when?: str
   INSERT INTO document_sequences AS q (tenant_id, prefix, last_value)
   SELECT ${tenantId}, '${raw(prefix)}', 1${when ? sql` WHERE ${typeof when === 'string' ? raw(when) : when}` : empty}
   ON CONFLICT (tenant_id, prefix) DO UPDATE SET last_value = q.last_value + 1
-  RETURNING '${raw(prefix)}-' || lpad(q.last_value::text, greatest(6, length(q.last_value::text)), '0') AS no`;
+  RETURNING ${numberText(prefix, 'q.last_value')} AS no`;
+
+/**
+ * `nextNumberSql` for `count` documents at once (one counter update for a batch of postings): returns
+ * `last_value`, the range's last number; the range is `last_value - count + 1 … last_value`, each
+ * formatted by `numberText`.
+ */
+export const numberRangeSql = (tenantId: string, prefix: NumberPrefix, count: number, when: string): Sql => sql`
+  INSERT INTO document_sequences AS q (tenant_id, prefix, last_value)
+  SELECT ${tenantId}, '${raw(prefix)}', ${count}::bigint WHERE ${raw(when)}
+  ON CONFLICT (tenant_id, prefix) DO UPDATE SET last_value = q.last_value + ${count}::bigint
+  RETURNING q.last_value`;
+
+/** A document number as text (`TX-000042`): the prefix and the number `value` (an SQL expression), six digits at least. */
+export const numberText = (prefix: NumberPrefix, value: string): Raw =>
+  raw(`'${prefix}-' || lpad((${value})::text, greatest(6, length((${value})::text)), '0')`);
 
 /**
  * Per-tenant sequential document numbers (`PO-000001`, …), unique and gap-free per tenant: the counter

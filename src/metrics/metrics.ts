@@ -41,6 +41,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly batches = new Counter({
+    name: 'ledger_direct_batches_total',
+    help: 'Batches of direct postings (two or more of a tenant in one transaction and one COMMIT), by outcome (written; fell_back: not written, each posting went the full way)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly batchPostings = new Counter({
+    name: 'ledger_direct_batch_postings_total',
+    help: 'Postings in batches of direct postings, by outcome (as ledger_direct_batches_total)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   private readonly refusals = new Counter({
     name: 'http_errors_total',
     help: 'Error responses, by contract error code and status',
@@ -94,6 +108,13 @@ export class Metrics {
 
   posted(type: string): void {
     this.postings.inc({ type });
+  }
+
+  /** A batch of `size` direct postings, written whole or not at all. */
+  directBatch(size: number, written: boolean): void {
+    const labels = { outcome: written ? 'written' : 'fell_back' };
+    this.batches.inc(labels);
+    this.batchPostings.inc(labels, size);
   }
 
   /** One webhook attempt's outcome; `lagSeconds` for a delivery. */

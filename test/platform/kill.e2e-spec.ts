@@ -3,6 +3,7 @@ import { testDatabaseUrl } from '../support/app';
 import { fromDist, nativeRequire } from '../support/dist';
 import { startServiceProcess } from '../support/processes';
 import { sleep } from '../support/matchers';
+import { blockedBehind } from '../support/locks';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
@@ -71,6 +72,78 @@ describe('service killed during writes', () => {
       expect(await verifyLedger((sql, params) => db.query(sql, params).then((r) => r.rows), tenant)).toEqual([]);
     } finally {
       await db.end();
+    }
+  }, 60_000);
+
+  it('a batch of adjustments in the middle of its statement when the service dies is kept whole or not at all', async () => {
+    const service = await startServiceProcess({ AUTH_MODE: 'dev', DATABASE_URL: testDatabaseUrl(), DB_POOL_SIZE: '20' });
+    const http = service.http;
+    const ea = ((await http.get('/v1/uoms?q=EA').expect(200)).body.data as Array<{ id: string; code: string }>).find((u) => u.code === 'EA')!.id;
+    const facility = (await http.post('/v1/facilities').send({ code: `KILLB-${Date.now()}`, name: 'Kill batch' }).expect(201)).body.data;
+    const location = (await http.post(`/v1/facilities/${facility.id}/locations`).send({ code: 'K1', name: 'K1' }).expect(201)).body.data;
+    const items: Array<{ id: string }> = [];
+    for (let i = 0; i < 3; i++) items.push((await http.post('/v1/items').send({ itemNo: `KILLB-${Date.now()}-${i}`, name: 'k', baseUomId: ea }).expect(201)).body.data);
+    for (const item of items) await http.post('/v1/inventory/adjustments').send({ itemId: item.id, locationId: location.id, qtyDelta: 100, reason: 'stock' }).expect(201);
+    const [a, x, y] = items;
+
+    const db = new Client({ connectionString: testDatabaseUrl() });
+    const txRow = new Client({ connectionString: testDatabaseUrl() });
+    const xRow = new Client({ connectionString: testDatabaseUrl() });
+    await Promise.all([db.connect(), txRow.connect(), xRow.connect()]);
+    const rows = async (text: string, params?: unknown[]) => (await db.query(text, params)).rows;
+    try {
+      const tenant = (await rows(`SELECT tenant_id FROM facilities WHERE id = $1`, [facility.id]))[0].tenant_id as string;
+      const counterBefore = (await rows(`SELECT last_value::int AS v FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX'`, [tenant]))[0].v as number;
+      // The tenant's TX number row held: the first adjustment (on item a) waits on it, the next ones queue for
+      // the tenant's next batch. Item x's balance held too: that batch, once sent, waits on it mid-statement,
+      // its other balance (item y) already updated.
+      await txRow.query('BEGIN');
+      await txRow.query(`SELECT 1 FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX' FOR UPDATE`, [tenant]);
+      await xRow.query('BEGIN');
+      await xRow.query(`SELECT 1 FROM balances WHERE tenant_id = $1 AND item_id = $2 FOR UPDATE`, [tenant, x.id]);
+      const pid = async (c: typeof db) => (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+      const leader = http.post('/v1/inventory/adjustments').send({ itemId: a.id, locationId: location.id, qtyDelta: 1, reason: 'leader' }).then((r) => r.status, () => 0);
+      expect(await blockedBehind(rows, await pid(txRow), 1)).toBeGreaterThanOrEqual(1);
+      const batch = [y, x, y, y].map((item) =>
+        http.post('/v1/inventory/adjustments').send({ itemId: item.id, locationId: location.id, qtyDelta: 7, reason: 'batch' }).then((r) => r.status, () => 0));
+      // the four reached the service and queue behind the leader (each holds a pool connection meanwhile)
+      await sleep(500);
+      await txRow.query('COMMIT');
+      expect(await leader).toBe(201);
+      // the batch's statement waits on item x's balance: y's balance is updated, nothing committed
+      expect(await blockedBehind(rows, await pid(xRow), 1)).toBeGreaterThanOrEqual(1);
+      const [{ n: waitingOnX }] = await rows(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE '%WITH x AS (%unnest(%'`, [await pid(xRow)]);
+      expect(waitingOnX).toBe(1); // the batch statement, not four single ones
+      const exited = once(service.child, 'exit');
+      service.child.kill('SIGKILL');
+      await exited;
+      expect(await Promise.all(batch)).toEqual([0, 0, 0, 0]); // no answer: the connection died with the service
+      await xRow.query('COMMIT');
+      await sleep(300); // PostgreSQL ends the killed process's transactions when their connections drop
+
+      const [counts] = await rows(
+        `SELECT (SELECT count(*)::int FROM ledger_transactions WHERE tenant_id = $1 AND reason = 'batch') AS txns,
+                (SELECT count(*)::int FROM ledger_lines l JOIN ledger_transactions t ON t.tenant_id = l.tenant_id AND t.id = l.transaction_id
+                  WHERE t.tenant_id = $1 AND t.reason = 'batch') AS lines,
+                (SELECT count(*)::int FROM events WHERE tenant_id = $1 AND type = 'stock.changed' AND (data->>'qtyDelta')::numeric = 7) AS events,
+                (SELECT last_value::int FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX') AS counter,
+                (SELECT json_object_agg(item_id, qty_on_hand::int) FROM balances WHERE tenant_id = $1 AND item_id = ANY($2::uuid[])) AS on_hand`,
+        [tenant, items.map((i) => i.id)],
+      );
+      // Its COMMIT left with its statement (one write), so PostgreSQL may still commit it after the service is
+      // gone (it read the COMMIT before the connection closed): then all four postings are there, else none.
+      const txns = counts.txns as number;
+      expect([0, 4]).toContain(txns);
+      const kept = txns === 4;
+      expect(counts).toEqual({
+        txns, lines: txns, events: txns, counter: counterBefore + 1 + txns,
+        on_hand: { [a.id]: 101, [x.id]: kept ? 107 : 100, [y.id]: kept ? 121 : 100 },
+      });
+      expect(await verifyLedger(rows, tenant)).toEqual([]);
+    } finally {
+      await Promise.all([db.end(), txRow.end().catch(() => undefined), xRow.end().catch(() => undefined)]);
+      if (service.child.exitCode === null) service.child.kill('SIGKILL');
     }
   }, 60_000);
 });

@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { constraintOf } from '../../common/errors';
 import { empty, GENERIC, query, raw, Sql, sql } from '../../database/sql';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
-import { nextNumberSql } from '../../documents/numbering.sql';
+import { nextNumberSql, numberRangeSql, numberText } from '../../documents/numbering.sql';
 import { sql as decimalText } from '../../documents/quantity';
 import { Settings } from '../../config/settings';
-import { postingEventsCte } from '../../events/events.sql';
+import { isoText, postingEventsCte } from '../../events/events.sql';
 import { Metrics } from '../../metrics/metrics';
 import { COUNTER_CONSTRAINTS, NO_LOT } from './counters.sql';
 import { LAPSED } from './lapsed.sql';
@@ -47,6 +47,8 @@ export interface DirectPlan {
 export class DirectPostings {
   private readonly enabled: boolean;
   private readonly events: boolean;
+  private readonly batching: boolean;
+  private readonly batches: PostingBatches;
 
   constructor(
     private readonly uow: UnitOfWork,
@@ -57,6 +59,8 @@ export class DirectPostings {
   ) {
     this.enabled = settings?.LEDGER_DIRECT_POSTINGS ?? true;
     this.events = settings?.LEDGER_EVENTS ?? true;
+    this.batching = settings?.LEDGER_BATCHES ?? true;
+    this.batches = new PostingBatches(settings?.LEDGER_BATCH_MAX ?? 32);
   }
 
   /** The direct way's plan for `posting` (on the first attempt of its unit of work, nothing after it), or undefined. */
@@ -76,7 +80,22 @@ export class DirectPostings {
     }
   }
 
-  async post({ posting, line }: DirectPlan): Promise<TransactionView> {
+  /**
+   * Posts `plan` the direct way. While a posting of the same tenant is in flight in this process, it
+   * joins the tenant's next batch instead of queueing on the tenant's TX number row by itself (see
+   * PostingBatches below); alone, it is one statement as before.
+   */
+  async post(plan: DirectPlan): Promise<TransactionView> {
+    const member = this.member(plan);
+    // Only a posting that is its unit of work's whole transaction can ride in another's (nothing before
+    // it, nothing after it: no Idempotency-Key response to store, no statement of its own to follow).
+    if (!this.batching || !this.uow.commitsFirstStatement) return this.answer(member, await this.lead([member], false));
+    const turn = await this.batches.join(this.uow.tenantId, member);
+    return this.answer(member, 'row' in turn ? turn.row : await this.lead(turn.lead, true));
+  }
+
+  /** A posting's rows, its answer, its id, and its events' view. */
+  private member({ posting, line }: DirectPlan): Member {
     const id = randomUUID();
     const qty = decimalText(line.qty);
     const head = { id, type: posting.type, postedBy: this.uow.userId, reason: posting.reason ?? null, sourceType: posting.sourceType ?? null, sourceId: posting.sourceId ?? null };
@@ -91,23 +110,108 @@ export class DirectPostings {
       );
       return rest;
     };
-    const statement = direct(this.uow.tenantId, line, qty, head, this.events && view);
-    const send = () => query<DirectRow[]>(this.uow.manager, statement, GENERIC);
-    let rows: DirectRow[];
+    return { line, qty, head, lineRow, view: this.events && view };
+  }
+
+  /**
+   * Runs `members` (`members[0]` is this request's posting) in this unit of work's transaction, in one
+   * statement sent with the unit of work's opening and its COMMIT; the other members are answered once
+   * that COMMIT is confirmed. Any failure sends every member the full way (LostRace), each in its own
+   * unit of work: nothing of the batch was kept.
+   */
+  private async lead(members: Member[], batched: boolean): Promise<DirectRow> {
+    const [self, ...others] = members;
+    const tenant = this.uow.tenantId;
+    let rows: DirectRow[] | undefined;
+    let failure: unknown;
     try {
+      const statement = members.length === 1 ? direct(tenant, self.line, self.qty, self.head, self.view) : directBatch(tenant, members);
       // Sent with the COMMIT only as the unit of work's first statement: when it writes nothing, nothing
       // at all is committed, and the unit of work may run again.
-      rows = await this.uow.commitWith(send, { onlyFirst: true });
+      rows = await this.uow.commitWith(() => query<DirectRow[]>(this.uow.manager, statement, GENERIC), { onlyFirst: true });
     } catch (err) {
-      // Another posting changed the counters since this statement read them, leaving too little.
-      const constraint = constraintOf(err);
-      if (constraint && COUNTER_CONSTRAINTS.has(constraint)) throw new LostRace(`${constraint} on a direct posting`, { cause: err });
-      throw err;
+      failure = err;
+    } finally {
+      // The tenant's next batch goes out now: its statement queues on the TX number row until this COMMIT is flushed.
+      if (batched) this.batches.next(tenant);
     }
-    const [header] = rows;
-    if (!header) throw new LostRace('a direct posting needs the full way');
-    this.metrics?.posted(posting.type);
-    return transactionView(header, [{ ...lineRow, item_id: header.item_id, location_id: header.location_id, status_id: header.status_id }]);
+    const byId = new Map((rows ?? []).map((r) => [r.id, r]));
+    const whole = byId.size === members.length;
+    if (members.length > 1) this.metrics?.directBatch(members.length, whole);
+    if (!whole) {
+      // Nothing was written (the statement writes all of its members or none): each goes the full way.
+      for (const m of others) m.turn!.reject(new LostRace('its direct batch was not written', { cause: failure }));
+      // Another posting changed the counters since this statement read them, leaving too little.
+      const constraint = constraintOf(failure);
+      if (failure === undefined || (constraint && COUNTER_CONSTRAINTS.has(constraint))) throw new LostRace(failure ? `${constraint} on a direct posting` : 'a direct posting needs the full way', { cause: failure });
+      throw failure;
+    }
+    if (others.length) {
+      const committed = this.uow.committed();
+      for (const m of others) committed.then(() => m.turn!.resolve({ row: byId.get(m.head.id)! }), (err: unknown) => m.turn!.reject(err));
+    }
+    return byId.get(self.head.id)!;
+  }
+
+  private answer(m: Member, header: DirectRow): TransactionView {
+    this.metrics?.posted(m.head.type);
+    return transactionView(header, [{ ...m.lineRow, item_id: header.item_id, location_id: header.location_id, status_id: header.status_id }]);
+  }
+}
+
+/** A direct posting on its way: what its statement writes. `turn`: set while it waits in a batch queue. */
+interface Member {
+  line: ResolvedLine;
+  qty: string;
+  head: Header;
+  lineRow: LineRow;
+  view: false | (() => object);
+  turn?: { resolve(turn: Turn): void; reject(err: unknown): void };
+}
+type Header = { id: string; type: string; postedBy: string; reason: string | null; sourceType: string | null; sourceId: string | null };
+/** What a queued member is told: lead this batch (it is the first of them), or here is your committed row. */
+type Turn = { lead: Member[] } | { row: DirectRow };
+
+/**
+ * Group commit of a tenant's direct postings, per process. One tenant's postings all take its TX number
+ * row, which stays locked through each COMMIT's flush: one at a time, each paid a WAL flush of its own.
+ * Here a posting that arrives while another of its tenant is in flight waits in the tenant's queue; when
+ * the batch in flight has its statement's answer (its COMMIT still flushing), the queue (up to `max`)
+ * becomes the next batch, led by its first member's unit of work: one statement, one range of numbers
+ * (`last_value + k`, taken last, after every balance), one COMMIT and one flush for all of them. Each
+ * member keeps its own answer; the batch is all or nothing, and when it cannot be written whole each
+ * member goes the full way on its own (its exact answer, its error). Numbers stay gap-free and in commit
+ * order: a range is taken under the row lock and committed with its postings.
+ */
+export class PostingBatches {
+  /** Tenants with a posting in flight, and who waits for the next batch. */
+  private readonly tenants = new Map<string, Member[]>();
+
+  constructor(private readonly max: number) {}
+
+  /** Resolves at once with `{ lead: [member] }` when nothing of the tenant is in flight; else when the member's turn comes. */
+  join(tenant: string, member: Member): Promise<Turn> {
+    const queue = this.tenants.get(tenant);
+    if (!queue) {
+      this.tenants.set(tenant, []);
+      return Promise.resolve({ lead: [member] });
+    }
+    return new Promise<Turn>((resolve, reject) => {
+      member.turn = { resolve, reject };
+      queue.push(member);
+    });
+  }
+
+  /** The batch in flight has its answer: the tenant's next batch (if any waits) goes out. */
+  next(tenant: string): void {
+    const queue = this.tenants.get(tenant);
+    if (!queue) return;
+    if (!queue.length) {
+      this.tenants.delete(tenant);
+      return;
+    }
+    const batch = queue.splice(0, this.max);
+    batch[0].turn!.resolve({ lead: batch });
   }
 }
 
@@ -167,3 +271,89 @@ l AS (
   INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta)
   SELECT ${tenantId}, h.id, 1, ok.item_id, ok.facility_id, ok.location_id, NULL, ok.status_id, ok.qty FROM h, ok)${view ? postingEventsCte(tenantId, view(), sql`SELECT ok.item_id, ok.facility_id, ok.location_id, NULL::uuid AS lot_id, ok.status_id, ok.qty AS qty_delta, 1 AS first_line, cb.qty_on_hand, cb.qty_allocated FROM ok, counter_b cb`) : empty}
 SELECT h.*, ok.item_id, ok.location_id, ok.status_id FROM h, ok`;
+
+/**
+ * The direct way for a batch of postings (`members`, two or more, in arrival order: `ord`), each checked
+ * as `direct` checks one, in one statement: the members' versions and stock conditions, each against the
+ * stock the members before it leave (running sums per balance and per position, in `ord`), and written
+ * only when every member passes (`whole`): then the counters (each balance and position once, by the sum
+ * of its members, in the ledger's lock order), one range of TX numbers taken last (member `ord` gets the
+ * range's `ord`-th number: commit order within the range is arrival order), the headers, the lines, and
+ * each member's events in `ord` order (its stock.changed with the quantities after that member). When a
+ * member fails, nothing at all is written and no row comes back.
+ */
+export const directBatch = (tenantId: string, members: Member[]): Sql => {
+  const n = members.length;
+  const col = <T>(f: (m: Member) => T) => members.map(f);
+  const views = col((m) => (m.view ? JSON.stringify(m.view()) : null));
+  return sql`WITH x AS (
+  SELECT * FROM unnest(${col((m) => m.head.id)}::uuid[], ${col((m) => m.line.item.id)}::uuid[], ${col((m) => m.line.item.version)}::int[],
+                       ${col((m) => m.line.location.id)}::uuid[], ${col((m) => m.line.location.version)}::int[],
+                       ${col((m) => m.line.location.facilityId)}::uuid[], ${col((m) => m.line.location.facilityVersion)}::int[],
+                       ${col((m) => m.line.status.id)}::uuid[], ${col((m) => m.qty)}::numeric[], ${col((m) => m.head.type)}::text[],
+                       ${col((m) => m.head.postedBy)}::text[], ${col((m) => m.head.reason)}::text[], ${col((m) => m.head.sourceType)}::text[],
+                       ${col((m) => m.head.sourceId)}::uuid[], ${views}::jsonb[])
+         WITH ORDINALITY AS x(id, item_id, item_version, location_id, location_version, facility_id, facility_version, status_id, qty, type,
+                              posted_by, reason, source_type, source_id, view, ord)),
+k AS (
+  SELECT x.*, st.is_available
+    FROM x
+    JOIN items i ON i.tenant_id = ${tenantId} AND i.id = x.item_id AND i.version = x.item_version
+    JOIN locations loc ON loc.tenant_id = ${tenantId} AND loc.id = x.location_id AND loc.version = x.location_version AND loc.facility_id = x.facility_id
+    JOIN facilities f ON f.tenant_id = ${tenantId} AND f.id = x.facility_id AND f.version = x.facility_version
+    JOIN stock_statuses st ON st.tenant_id = ${tenantId} AND st.id = x.status_id
+     FOR KEY SHARE OF i),
+kb AS (
+  SELECT k.*, b.id AS balance_id, b.qty_on_hand, b.qty_allocated,
+         sum(k.qty) OVER (PARTITION BY b.id ORDER BY k.ord) AS balance_run,
+         sum(k.qty) OVER (PARTITION BY b.id) AS balance_sum,
+         sum(k.qty) FILTER (WHERE k.is_available) OVER (PARTITION BY k.item_id, k.facility_id ORDER BY k.ord) AS position_run
+    FROM k JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = k.item_id AND b.location_id = k.location_id
+                          AND b.lot_key = ${raw(`'${NO_LOT}'::uuid`)} AND b.status_id = k.status_id),
+ok AS MATERIALIZED (
+  SELECT kb.* FROM kb
+   WHERE kb.qty_on_hand + kb.balance_run >= kb.qty_allocated
+     AND (NOT kb.is_available OR EXISTS (
+           SELECT 1 FROM inventory_positions p
+            WHERE p.tenant_id = ${tenantId} AND p.item_id = kb.item_id AND p.facility_id = kb.facility_id
+              AND p.qty_available_on_hand + kb.position_run >= p.qty_allocated + p.qty_reserved))
+     AND (kb.qty > 0 OR NOT EXISTS (
+           SELECT 1 FROM reservations r WHERE r.tenant_id = ${tenantId} AND r.item_id = kb.item_id AND r.facility_id = kb.facility_id AND ${raw(LAPSED)}))),
+whole AS (SELECT count(*) = ${n}::int AS yes FROM ok),
+counter_b AS (
+  UPDATE balances b SET qty_on_hand = b.qty_on_hand + d.qty, updated_at = now()
+    FROM (SELECT ok.balance_id, ok.item_id, ok.location_id, ok.status_id, sum(ok.qty) AS qty FROM ok, whole WHERE whole.yes
+           GROUP BY ok.balance_id, ok.item_id, ok.location_id, ok.status_id ORDER BY ok.item_id, ok.location_id, ok.status_id) d
+   WHERE b.tenant_id = ${tenantId} AND b.id = d.balance_id
+  RETURNING b.id, b.qty_on_hand, b.qty_allocated),
+counter_p AS (
+  UPDATE inventory_positions p SET qty_available_on_hand = p.qty_available_on_hand + d.qty, updated_at = now()
+    FROM (SELECT ok.item_id, ok.facility_id, sum(ok.qty) AS qty FROM ok WHERE ok.is_available AND (SELECT count(*) FROM counter_b) > 0
+           GROUP BY ok.item_id, ok.facility_id ORDER BY ok.item_id, ok.facility_id) d
+   WHERE p.tenant_id = ${tenantId} AND p.item_id = d.item_id AND p.facility_id = d.facility_id
+  RETURNING 1),
+n AS (${numberRangeSql(tenantId, 'TX', n, '(SELECT count(*) FROM counter_p) >= 0 AND EXISTS (SELECT 1 FROM counter_b)')}),
+h AS (
+  INSERT INTO ledger_transactions (tenant_id, id, txn_no, type, posted_by, reason, source_type, source_id)
+  SELECT ${tenantId}, ok.id, ${numberText('TX', `n.last_value - ${n} + ok.ord`)}, ok.type, ok.posted_by, ok.reason, ok.source_type, ok.source_id
+    FROM n, ok ORDER BY ok.ord
+  RETURNING id, txn_no, type, posted_at, posted_by, reason, source_type, source_id),
+l AS (
+  INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta)
+  SELECT ${tenantId}, h.id, 1, ok.item_id, ok.facility_id, ok.location_id, NULL, ok.status_id, ok.qty FROM h JOIN ok ON ok.id = h.id),
+posting_events AS (
+  INSERT INTO events (tenant_id, type, action, subject_type, subject_id, data)
+  SELECT ${tenantId}::uuid, e.type, e.action, e.subject_type, e.subject_id, e.data FROM (
+    SELECT ok.ord, 1 AS kind, 'transaction.posted' AS type, h.type AS action, 'transaction' AS subject_type, h.id AS subject_id,
+           ok.view || jsonb_build_object('txnNo', h.txn_no, 'postedAt', ${isoText('h.posted_at')}) AS data
+      FROM h JOIN ok ON ok.id = h.id
+    UNION ALL
+    SELECT ok.ord, 2, 'stock.changed', h.type, 'item', ok.item_id,
+           jsonb_build_object('itemId', ok.item_id, 'facilityId', ok.facility_id, 'locationId', ok.location_id, 'lotId', NULL, 'statusId', ok.status_id,
+                              'qtyDelta', ok.qty, 'qtyOnHand', cb.qty_on_hand - ok.balance_sum + ok.balance_run, 'qtyAllocated', cb.qty_allocated,
+                              'transactionId', h.id, 'txnNo', h.txn_no, 'transactionType', h.type)
+      FROM h JOIN ok ON ok.id = h.id JOIN counter_b cb ON cb.id = ok.balance_id) e
+   WHERE ${members[0].view !== false}::boolean
+   ORDER BY e.ord, e.kind)
+SELECT h.*, ok.item_id, ok.location_id, ok.status_id FROM h JOIN ok ON ok.id = h.id ORDER BY ok.ord`;
+};

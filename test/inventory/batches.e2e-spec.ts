@@ -1,0 +1,182 @@
+import { Client } from 'pg';
+import type { DataSource as DataSourceType } from 'typeorm';
+import type * as MetricsModule from '../../src/metrics/metrics';
+import type * as Verify from '../../src/inventory/ledger/verify.sql';
+import { fromDist, nativeRequire } from '../support/dist';
+import { newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
+import { adjust, inventoryFixture } from '../support/fixtures';
+import { blockedBehind } from '../support/locks';
+import { sleep } from '../support/matchers';
+
+const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
+const { Metrics } = fromDist<typeof MetricsModule>('metrics/metrics');
+// the service's own typeorm (its DataSource class is the app's provider token)
+const { DataSource } = nativeRequire('typeorm') as { DataSource: typeof DataSourceType };
+
+/**
+ * Group commit of one tenant's direct postings (DirectPostings, PostingBatches): adjustments that arrive
+ * while another of their tenant is in flight share one transaction, one range of TX numbers and one COMMIT.
+ * Proven with parallel requests against the listening service and checked in the database: batches did
+ * form (several ledger transactions with one inserting transaction id, `xmin`), every 201 is exactly one
+ * ledger transaction, numbers stay gap-free and unique in commit order, each posting's events carry the
+ * quantities after that posting, and a posting that fails in a batch changes nothing of the others.
+ */
+describe('batches of direct postings', () => {
+  let ctx: TestContext;
+  const sql = (text: string, params?: unknown[]) => ctx.db.query(text, params);
+
+  beforeAll(async () => {
+    ctx = await startApp({ DB_POOL_SIZE: '30' });
+  });
+  afterAll(() => ctx.close());
+
+  /** The app's batch counters: postings in batches written whole, and in batches that fell back. */
+  async function batchCounts(): Promise<{ written: number; fellBack: number }> {
+    const metric = await ctx.app.get(Metrics).registry.getSingleMetric('ledger_direct_batch_postings_total')!.get();
+    const of = (outcome: string) => metric.values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+    return { written: of('written'), fellBack: of('fell_back') };
+  }
+
+  /** The tenant's TX numbers are 1..N, each once. */
+  async function expectGapFree(tenantId: string) {
+    const [row] = await sql(
+      `SELECT count(*)::int AS n, count(DISTINCT txn_no)::int AS distinct_nos, max(substr(txn_no, 4)::int) AS top,
+              (SELECT last_value::int FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX') AS counter
+         FROM ledger_transactions WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    expect(row).toEqual({ n: row.top, distinct_nos: row.top, top: row.counter, counter: row.counter });
+  }
+
+  async function onHand(tenantId: string, itemId: string, locationId: string): Promise<number> {
+    const [row] = await sql(`SELECT qty_on_hand::float AS q FROM balances WHERE tenant_id = $1 AND item_id = $2 AND location_id = $3`, [tenantId, itemId, locationId]);
+    return row?.q ?? 0;
+  }
+
+  it('parallel adjustments share transactions; each is one ledger transaction with its own number, answer and events', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t, { items: Array.from({ length: 6 }, () => ({})), locations: 4 });
+    const [hotItem] = f.items;
+    const hot = { itemId: hotItem.id, locationId: f.locations[0].id };
+    await adjust(t, { ...hot, qtyDelta: 1000 });
+    for (const item of f.items.slice(1)) await adjust(t, { itemId: item.id, locationId: f.locations[1].id, qtyDelta: 5 });
+    const before = await batchCounts();
+
+    // 120 at once: half ±1 on one hot balance, half +1 spread over 20 balances.
+    const deltas = Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? { ...hot, qtyDelta: i % 4 === 0 ? -1 : 1 } : {
+      itemId: f.items[1 + (i % 5)].id, locationId: f.locations[i % 4].id, qtyDelta: 1,
+    }));
+    const answers = await Promise.all(deltas.map((d) => t.post('/v1/inventory/adjustments', { ...d, reason: 'batch' })));
+    expect(answers.map((a) => a.status)).toEqual(deltas.map(() => 201));
+
+    const rows: Array<{ id: string; txn_no: string; xid: string; lines: number }> = await sql(
+      `SELECT t.id, t.txn_no, t.xmin::text AS xid, (SELECT count(*)::int FROM ledger_lines l WHERE l.tenant_id = t.tenant_id AND l.transaction_id = t.id) AS lines
+         FROM ledger_transactions t WHERE t.tenant_id = $1 AND t.reason = 'batch'`,
+      [t.tenantId],
+    );
+    // every 201 is exactly one ledger transaction of one line, with the number it answered
+    expect(rows).toHaveLength(120);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const a of answers) expect(byId.get(a.body.data.id)).toMatchObject({ txn_no: a.body.data.txnNo, lines: 1 });
+    // batches formed: fewer database transactions than postings, and the metric counted them
+    const xids = new Set(rows.map((r) => r.xid));
+    expect(xids.size).toBeLessThan(120);
+    expect((await batchCounts()).written - before.written).toBeGreaterThan(0);
+    // within one database transaction the numbers are consecutive (one range)
+    for (const xid of xids) {
+      const nos = rows.filter((r) => r.xid === xid).map((r) => Number(r.txn_no.slice(3))).sort((a, b) => a - b);
+      expect(nos[nos.length - 1] - nos[0]).toBe(nos.length - 1);
+    }
+    await expectGapFree(t.tenantId);
+
+    // events: each posting's transaction.posted is its answer; the hot balance's stock.changed quantities,
+    // in number order, are the running sum (the quantity after each posting, also inside a batch)
+    const events: Array<{ type: string; subject_id: string; data: Record<string, unknown> }> = await sql(
+      `SELECT type, subject_id, data FROM events WHERE tenant_id = $1 AND type IN ('transaction.posted', 'stock.changed') ORDER BY txid, seq`,
+      [t.tenantId],
+    );
+    for (const a of answers) {
+      const posted = events.filter((e) => e.type === 'transaction.posted' && e.subject_id === a.body.data.id);
+      expect(posted.map((e) => e.data)).toEqual([JSON.parse(JSON.stringify(a.body.data))]);
+    }
+    const hotChanges = events
+      .filter((e) => e.type === 'stock.changed' && e.data.itemId === hot.itemId && e.data.locationId === hot.locationId)
+      .sort((a, b) => String(a.data.txnNo).localeCompare(String(b.data.txnNo)));
+    expect(hotChanges.map((e) => e.data.qtyOnHand)).toEqual(hotChanges.map((_, i) => 1000 + hotChanges.slice(1, i + 1).reduce((s, e) => s + Number(e.data.qtyDelta), 0)));
+    const hotSum = deltas.filter((d) => d.itemId === hot.itemId).reduce((s, d) => s + d.qtyDelta, 0);
+    expect(await onHand(t.tenantId, hot.itemId, hot.locationId)).toBe(1000 + hotSum);
+    expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+  });
+
+  it('a posting that cannot be written sends its batch the full way: it gets its own error, the others are posted once each', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t, { items: [{}, {}] });
+    const short = { itemId: f.items[0].id, locationId: f.location.id };
+    const plenty = { itemId: f.items[1].id, locationId: f.location.id };
+    await adjust(t, { ...short, qtyDelta: 2 });
+    await adjust(t, { ...plenty, qtyDelta: 10 });
+    const before = await batchCounts();
+
+    // Hold the tenant's TX number row: the first adjustment (the leader) waits on it with its statement
+    // sent; the next six queue for its tenant's next batch.
+    const holder = new Client({ connectionString: testDatabaseUrl() });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX' FOR UPDATE`, [t.tenantId]);
+      const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
+      const leader = Promise.resolve(t.post('/v1/inventory/adjustments', { ...plenty, qtyDelta: 1, reason: 'leader' }));
+      expect(await blockedBehind(sql, pid, 1)).toBeGreaterThanOrEqual(1);
+      const members = [
+        ...[1, 2, 3].map(() => ({ ...plenty, qtyDelta: 1 })),
+        { ...short, qtyDelta: -5 }, // more than there is
+        ...[1, 2].map(() => ({ ...plenty, qtyDelta: 1 })),
+      ];
+      const queued = members.map((m) => Promise.resolve(t.post('/v1/inventory/adjustments', { ...m, reason: 'member' })));
+      await waitForConnectionsInUse(ctx.app.get(DataSource), 1 + members.length);
+      await sleep(100);
+      await holder.query('COMMIT');
+      expect((await leader).status).toBe(201);
+      const answers = await Promise.all(queued);
+      expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 409, 201, 201]);
+      expect(answers[3].body).toMatchObject({ error: 'insufficient_stock', status: 409 });
+    } finally {
+      await holder.end();
+    }
+    // the six went as one batch, which fell back whole; then each was posted (or refused) on its own
+    const after = await batchCounts();
+    expect(after.fellBack - before.fellBack).toBe(6);
+    const [{ n }] = await sql(`SELECT count(*)::int AS n FROM ledger_transactions WHERE tenant_id = $1 AND reason = 'member'`, [t.tenantId]);
+    expect(n).toBe(5);
+    expect(await onHand(t.tenantId, short.itemId, short.locationId)).toBe(2);
+    expect(await onHand(t.tenantId, plenty.itemId, plenty.locationId)).toBe(16);
+    await expectGapFree(t.tenantId);
+    expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+  });
+
+  it('with LEDGER_BATCHES=false each posting is its own transaction', async () => {
+    const alone = await startApp({ DB_POOL_SIZE: '30', LEDGER_BATCHES: 'false' });
+    try {
+      const t: Tenant = await newTenant(alone);
+      const f = await inventoryFixture(t);
+      await Promise.all(Array.from({ length: 40 }, () => t.post('/v1/inventory/adjustments', { itemId: f.items[0].id, locationId: f.location.id, qtyDelta: 1, reason: 'alone' }).expect(201)));
+      const [row] = await sql(`SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS xids FROM ledger_transactions WHERE tenant_id = $1 AND reason = 'alone'`, [t.tenantId]);
+      expect(row).toEqual({ n: 40, xids: 40 });
+      await expectGapFree(t.tenantId);
+    } finally {
+      await alone.close();
+    }
+  });
+});
+
+/** Waits until the app's pool has `n` connections checked out (units of work that reached their work). */
+async function waitForConnectionsInUse(db: DataSourceType, n: number, timeoutMs = 20_000) {
+  const pool = (db.driver as unknown as { master: { totalCount: number; idleCount: number } }).master;
+  for (const start = Date.now(); Date.now() - start < timeoutMs; await sleep(20)) {
+    if (inUse() >= n) return;
+  }
+  throw new Error(`only ${inUse()} of ${n} connections in use`);
+  function inUse() {
+    return pool.totalCount - pool.idleCount;
+  }
+}
