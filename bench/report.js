@@ -19,6 +19,7 @@ function table(rows, log) {
     ['svc CPU', 8, (r) => fmt(r.serviceCpuMs, 2)],
     ['db CPU', 7, (r) => fmt(r.dbCpuMs, 2)],
     ['c/flush', 7, (r) => fmt(r.wal?.commitsPerFlush, 2)],
+    ['p/flush', 7, (r) => fmt(r.wal?.postingsPerFlush, 2)],
     ['×TPC-B', 7, (r) => fmt(r.vsTpcb, 3)],
     ['×select', 8, (r) => fmt(r.vsSelect, 3)],
     ['×http', 7, (r) => fmt(r.vsHttp, 3)],
@@ -147,7 +148,7 @@ function report(run, log) {
   banner();
   log(`${c.connections} connections, ${c.seconds} s per scenario, ${c.cpus} CPUs, Node ${c.node}, PostgreSQL ${c.postgres} (${c.database}, ${settings})` +
     `; RSS = the service process's peak, sampled every 100 ms; svc/db CPU = CPU ms per request of the service process and of PostgreSQL; ` +
-    `c/flush = commits per WAL flush (write scenarios, pgbench TPC-B)`);
+    `c/flush = commits per WAL flush (write scenarios, pgbench TPC-B); p/flush = ledger postings per WAL flush (TX numbers taken in the window)`);
   table(rows, log);
   banner();
   if (c.loadBefore > c.cpus / 2)

@@ -95,7 +95,7 @@ async function startService(databaseUrl, idp, platform, extraEnv = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'inventory-bench-service-')); // cwd: no stray .env is read
   const logFile = join(dir, 'service.log');
   const out = openSync(logFile, 'a');
-  const passThrough = Object.fromEntries(['LOG_LEVEL', 'DB_POOL_SIZE', 'NODE_OPTIONS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_TENANT_CONCURRENCY', 'WEBHOOK_POLL_MS'].filter((k) => env[k]).map((k) => [k, env[k]]));
+  const passThrough = Object.fromEntries(['LOG_LEVEL', 'DB_POOL_SIZE', 'DB_TENANT_MAX_CONNECTIONS', 'LEDGER_BATCHES', 'LEDGER_BATCH_MAX', 'NODE_OPTIONS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_TENANT_CONCURRENCY', 'WEBHOOK_POLL_MS'].filter((k) => env[k]).map((k) => [k, env[k]]));
   // The node flags of `npm run start:prod` (the production start, also the Docker image's), then BENCH_NODE_ARGS
   // (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).
   const nodeArgs = [...startProdFlags(), ...(env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
@@ -174,15 +174,17 @@ async function statementProfile(pg, requests) {
  * Checked on the embedded PostgreSQL 18: 300 single-insert commits on one connection moved both by 300;
  * 1,000 on 10 connections, xact_commit by 1,000 and the fsyncs by 310 (group commit).
  */
+/** Ledger transactions so far: the TX counters (gap-free: one per posting), read at once, not reported later as the statistics are. */
+const POSTINGS = `(SELECT coalesce(sum(last_value), 0) FROM document_sequences WHERE prefix = 'TX')::bigint`;
 async function walCounters(pg) {
   const { rows: [r] } = await pg.query(
     pgVersionNum >= 180000
       ? `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits,
-                (SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal')::bigint AS flushes`
+                (SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal')::bigint AS flushes, ${POSTINGS} AS postings`
       : `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits,
-                ${pgVersionNum >= 140000 ? '(SELECT wal_sync FROM pg_stat_wal)' : 'NULL'}::bigint AS flushes`,
+                ${pgVersionNum >= 140000 ? '(SELECT wal_sync FROM pg_stat_wal)' : 'NULL'}::bigint AS flushes, ${POSTINGS} AS postings`,
   );
-  return { commits: Number(r.commits), flushes: r.flushes === null ? null : Number(r.flushes) };
+  return { commits: Number(r.commits), flushes: r.flushes === null ? null : Number(r.flushes), postings: Number(r.postings) };
 }
 let pgVersionNum = 0;
 
@@ -200,7 +202,8 @@ function walWindow(pg, seconds) {
   return Promise.all([start, end]).then(
     ([a, b]) => {
       const flushes = b.flushes === null ? null : b.flushes - a.flushes;
-      return { commits: b.commits - a.commits, flushes, commitsPerFlush: flushes ? (b.commits - a.commits) / flushes : null };
+      const postings = b.postings - a.postings;
+      return { commits: b.commits - a.commits, flushes, postings, commitsPerFlush: flushes ? (b.commits - a.commits) / flushes : null, postingsPerFlush: flushes && postings ? postings / flushes : null };
     },
     () => null,
   );
@@ -235,7 +238,7 @@ async function runScenario(key, def, { service, pg, tenant, headers, postmaster,
   }
   const c = result.check;
   log(`  ${label.padEnd(50)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${result.errors}` +
-    (wal?.commitsPerFlush ? `  ${wal.commitsPerFlush.toFixed(2)} commits/WAL flush` : '') +
+    (wal?.commitsPerFlush ? `  ${wal.commitsPerFlush.toFixed(2)} commits${wal.postingsPerFlush ? ` and ${wal.postingsPerFlush.toFixed(2)} postings` : ""} per WAL flush` : '') +
     (c ? `  | ${c.text}: ${c.matches ? 'match' : 'MISMATCH'}; invariants ${c.violations.length ? `${c.violations.length} VIOLATED` : 'ok'}` : ''));
   for (const s of result.samples) log(`      unexpected: ${s}`);
   if (STATEMENTS) await statementProfile(pg, r.requests + warm.requests);
@@ -501,12 +504,13 @@ function merge(runs, label) {
   const weighted = (f) => (runs.every((r) => r[f] !== null) ? runs.reduce((s, r) => s + r[f] * r.requests, 0) / requests : null);
   const flushes = runs.reduce((s, r) => s + (r.wal?.flushes ?? 0), 0);
   const commits = runs.reduce((s, r) => s + (r.wal?.commits ?? 0), 0);
+  const postings = runs.reduce((s, r) => s + (r.wal?.postings ?? 0), 0);
   return {
     key: runs[0].key, label, requests, seconds: runs.reduce((s, r) => s + r.seconds, 0), rps: requests / runs.reduce((s, r) => s + r.seconds, 0),
     p50: runs.map((r) => r.p50).sort((a, b) => a - b)[Math.floor(runs.length / 2)], p99: Math.max(...runs.map((r) => r.p99)),
     errors: runs.reduce((s, r) => s + r.errors, 0), peakRssMb: Math.max(...runs.map((r) => r.peakRssMb ?? 0)),
     serviceCpuMs: weighted('serviceCpuMs'), dbCpuMs: weighted('dbCpuMs'), drained: runs.every((r) => r.drained),
-    wal: flushes ? { commits, flushes, commitsPerFlush: commits / flushes } : null,
+    wal: flushes ? { commits, flushes, postings, commitsPerFlush: commits / flushes, postingsPerFlush: postings ? postings / flushes : null } : null,
     check: {
       matches: runs.every((r) => r.check.matches), text: runs.map((r) => r.check.text).join('; '),
       checks: runs[0].check.checks, violations: runs.flatMap((r) => r.check.violations),

@@ -63,9 +63,13 @@ export class Settings {
   @Transform(toBool) @IsIn([true, false], { message: 'DB_MIGRATE must be true or false' })
   DB_MIGRATE = true;
 
-  /** Measured on 2 cores (bench/README "Pool size"): 5 beat 10 and 20 on writes and p99. */
+  /**
+   * Measured on durable commits, 2 cores (bench/README "Pool size with batches"): one tenant's adjustments
+   * wait for their batch holding a connection (idle in PostgreSQL), so the pool bounds the batches: 16 made
+   * 7 postings per WAL flush and twice the adjustments of 5; 32 no more than 16.
+   */
   @Transform(toInt) @IsInt() @Min(1) @Max(500)
-  DB_POOL_SIZE = 5;
+  DB_POOL_SIZE = 16;
 
   /** How long a request waits for a free connection before it answers 503 (milliseconds). */
   @Transform(toInt) @IsInt() @Min(100) @Max(600_000)

@@ -24,10 +24,41 @@ export function signature(key: Buffer, id: string, timestamp: number, body: stri
 }
 
 /**
+ * Keep-alive connections per checked address: one agent per (scheme, host name, port, address), so a
+ * connection is only ever reused for the address that was checked for it (a host name that resolves
+ * elsewhere later gets an agent of its own, after its own check). At most MAX_AGENTS agents; the least
+ * recently used one is closed past that.
+ */
+const MAX_AGENTS = 256;
+const agents = new Map<string, http.Agent>();
+function agentFor(target: CheckedTarget): http.Agent {
+  const key = `${target.url.protocol}//${target.url.host}@${target.address}`;
+  let agent = agents.get(key);
+  if (agent) agents.delete(key); // re-inserted below: most recently used last
+  else {
+    const options = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: DELIVERY_TIMEOUT_MS };
+    agent = target.url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+  }
+  agents.set(key, agent);
+  for (const [oldest, old] of agents) {
+    if (agents.size <= MAX_AGENTS) break;
+    agents.delete(oldest);
+    old.destroy();
+  }
+  return agent;
+}
+
+/** Closes every kept-alive delivery connection (the service is stopping). */
+export function closeDeliveryConnections(): void {
+  for (const agent of agents.values()) agent.destroy();
+  agents.clear();
+}
+
+/**
  * POSTs `body` to the checked target, connecting to the address that was checked (its host name stays in
  * the Host header and TLS server name), with the Standard Webhooks headers. No redirect is followed (a
  * 3xx is an answer like any other non-2xx); the answer's body is read up to MAX_RESPONSE_BYTES; the whole
- * exchange ends by DELIVERY_TIMEOUT_MS or `signal`.
+ * exchange ends by DELIVERY_TIMEOUT_MS or `signal`. Connections are kept alive per checked address (agentFor).
  */
 export function send(target: CheckedTarget, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<SendResult> {
   const pinned: LookupFunction = (_host, options, callback) => {
@@ -49,7 +80,7 @@ export function send(target: CheckedTarget, headers: Record<string, string>, bod
       {
         method: 'POST',
         lookup: pinned,
-        agent: false,
+        agent: agentFor(target),
         headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'inventory-service-webhooks/1' },
       },
       (res) => {

@@ -6,11 +6,11 @@ import { UnitOfWork } from '../database/unit-of-work';
 import { readFeed } from '../events/events.sql';
 import { eventView, typeFilterOf, typeMatches } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
-import { send, SendResult, signature } from './delivery';
+import { closeDeliveryConnections, send, SendResult, signature } from './delivery';
 import { MAX_ATTEMPTS, outcomeOf } from './retry-schedule';
 import { SecretBox } from './secret-box';
 import { checkTarget, TargetRefused } from './targets';
-import { AttemptOutcome, claimDueAttempts, ClaimedAttempt, enqueueEvents, finishAttempt, lockForFanOut, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
+import { AttemptOutcome, claimDueAttempts, ClaimedAttempt, enqueueEvents, finishAttempts, lockForFanOut, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
 
 /** An attempt's outcome waiting to be recorded, and the attempt's wait for it. */
 interface PendingRecord {
@@ -83,6 +83,7 @@ export class WebhookDispatcher extends BackgroundJob {
     await super.onModuleDestroy();
     await this.dispatching?.catch(() => undefined);
     await Promise.allSettled([...this.sending]);
+    closeDeliveryConnections();
   }
 
   /** One run: fan-out, then claims and starts the due attempts; returns how many it started. */
@@ -180,15 +181,17 @@ export class WebhookDispatcher extends BackgroundJob {
         const n = (this.perTenant.get(tenantId) ?? 1) - 1;
         if (n > 0) this.perTenant.set(tenantId, n);
         else this.perTenant.delete(tenantId);
-        this.refill();
+        // Claim again once half of the tenant's slots are free, not for every slot: a claim is a commit
+        // (a WAL flush) of its own, and refilling one slot at a time made one per attempt.
+        if (n <= Math.floor(this.settings.WEBHOOK_TENANT_CONCURRENCY / 2) || this.sending.size <= Math.floor(this.settings.WEBHOOK_CONCURRENCY / 2)) this.refill();
       });
     this.sending.add(attempt);
   }
 
   /**
-   * Records an attempt's outcome (see finishAttempt): the outcomes of a tenant's attempts that finish while
-   * its previous ones are being recorded wait and are then recorded together, in one transaction (one
-   * commit, one WAL flush for all of them, not one each). Resolves with whether it was recorded; a failure
+   * Records an attempt's outcome (see finishAttempts): the outcomes of a tenant's attempts that finish while
+   * its previous ones are being recorded wait and are then recorded together (one statement, one commit
+   * and one WAL flush for all of them, not one each). Resolves with whether it was recorded; a failure
    * fails the batch, whose attempts are then made again once their leases run out.
    */
   private record(tenantId: string, a: ClaimedAttempt, outcome: AttemptOutcome): Promise<boolean> {
@@ -209,12 +212,8 @@ export class WebhookDispatcher extends BackgroundJob {
       this.outcomes.delete(tenantId);
       const records = batch;
       try {
-        const recorded = await this.inUnitOfWork(tenantId, async (m) => {
-          const done: boolean[] = [];
-          for (const r of records) done.push(await finishAttempt(m, tenantId, r.a, r.outcome));
-          return done;
-        });
-        records.forEach((r, i) => r.resolve(recorded[i]));
+        const recorded = await this.inUnitOfWork(tenantId, (m) => finishAttempts(m, tenantId, records.map((r) => ({ a: r.a, o: r.outcome }))));
+        for (const r of records) r.resolve(recorded.has(r.a.id));
       } catch (err) {
         for (const r of records) r.reject(err);
       }

@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { query, sql } from '../database/sql';
+import { GENERIC, query, sql } from '../database/sql';
 
 /** Active webhooks, of any tenant, with feed events after their position (webhooks_with_events, SECURITY DEFINER). */
 export const webhooksWithEvents = (m: EntityManager, maxRows: number): Promise<Array<{ tenant_id: string; webhook_id: string }>> =>
@@ -62,24 +62,25 @@ export interface ClaimedAttempt {
 export const claimDueAttempts = (m: EntityManager, tenantId: string, max: number, tenantMax: number, leaseSeconds: number): Promise<ClaimedAttempt[]> =>
   query(
     m,
-    // A WITH around the UPDATE: its rows come back as a SELECT's (an UPDATE's come as [rows, count]).
-    sql`WITH claimed AS (
-        UPDATE webhook_deliveries d
-           SET locked_until = now() + make_interval(secs => ${leaseSeconds}::int), lease = gen_random_uuid()
-          FROM webhooks w
-         WHERE w.tenant_id = d.tenant_id AND w.id = d.webhook_id
-           AND (d.tenant_id, d.id) IN (
-             SELECT p.tenant_id, p.id FROM webhook_deliveries p
-               JOIN webhooks pw ON pw.tenant_id = p.tenant_id AND pw.id = p.webhook_id AND pw.is_active
-              WHERE p.tenant_id = ${tenantId} AND p.status = 'pending' AND p.next_attempt_at <= now()
-                AND (p.locked_until IS NULL OR p.locked_until < now())
-              ORDER BY p.next_attempt_at
-              LIMIT GREATEST(0, LEAST(${max}::int, ${tenantMax}::int - (
-                SELECT count(*)::int FROM webhook_deliveries f
-                 WHERE f.tenant_id = ${tenantId} AND f.status = 'pending' AND f.locked_until >= now())))
-              FOR UPDATE OF p SKIP LOCKED)
-        RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.occurred_at, d.attempt, d.body, d.lease, w.url, w.secret_ciphertext)
-        SELECT * FROM claimed`,
+    // Key look-ups only (a generic plan): the due ones by webhook_deliveries_due in order, the leased ones
+    // counted by webhook_deliveries_leased, each claimed row updated by its primary key.
+    sql`WITH pick AS MATERIALIZED (
+          SELECT p.id FROM webhook_deliveries p
+           WHERE p.tenant_id = ${tenantId} AND p.status = 'pending' AND p.next_attempt_at <= now()
+             AND (p.locked_until IS NULL OR p.locked_until < now())
+             AND EXISTS (SELECT 1 FROM webhooks pw WHERE pw.tenant_id = p.tenant_id AND pw.id = p.webhook_id AND pw.is_active)
+           ORDER BY p.next_attempt_at
+           LIMIT GREATEST(0, LEAST(${max}::int, ${tenantMax}::int - (
+             SELECT count(*)::int FROM webhook_deliveries f
+              WHERE f.tenant_id = ${tenantId} AND f.status = 'pending' AND f.locked_until IS NOT NULL AND f.locked_until >= now())))
+             FOR UPDATE OF p SKIP LOCKED),
+        claimed AS (
+          UPDATE webhook_deliveries d
+             SET locked_until = now() + make_interval(secs => ${leaseSeconds}::int), lease = gen_random_uuid()
+            FROM pick WHERE d.tenant_id = ${tenantId} AND d.id = pick.id
+          RETURNING d.id, d.webhook_id, d.event_id, d.event_type, d.occurred_at, d.attempt, d.body, d.lease)
+        SELECT c.*, w.url, w.secret_ciphertext FROM claimed c JOIN webhooks w ON w.tenant_id = ${tenantId} AND w.id = c.webhook_id`,
+    GENERIC,
   );
 
 export interface AttemptOutcome {
@@ -95,31 +96,40 @@ export interface AttemptOutcome {
 }
 
 /**
- * Records a claimed attempt's outcome — only while the claim's lease is still ours — and, in the same
- * statement, the next attempt (a new pending row) and, after a 410, the webhook turned off. Returns whether
- * the outcome was recorded (false: the lease ran out and the attempt is another process's now).
+ * Records claimed attempts' outcomes (`records`, each its attempt and outcome), in one statement: each only
+ * while the claim's lease is still ours, with, for each recorded one, its next attempt (a new pending row)
+ * and, after a 410, its webhook turned off. Returns the ids of the attempts recorded (one missing: its
+ * lease ran out and the attempt is another process's now, or the webhook was deleted).
  */
-export async function finishAttempt(m: EntityManager, tenantId: string, a: ClaimedAttempt, o: AttemptOutcome): Promise<boolean> {
-  const [row]: Array<{ n: number }> = await query(
+export async function finishAttempts(m: EntityManager, tenantId: string, records: Array<{ a: ClaimedAttempt; o: AttemptOutcome }>): Promise<Set<string>> {
+  const col = <T>(f: (r: { a: ClaimedAttempt; o: AttemptOutcome }) => T) => records.map(f);
+  const rows: Array<{ id: string }> = await query(
     m,
-    sql`WITH done AS (
-          UPDATE webhook_deliveries
-             SET status = ${o.status}, response_status = ${o.responseStatus}::int, response_body = ${o.responseBody}, error = ${o.error},
-                 attempted_at = ${o.attemptedAt}::timestamptz, next_attempt_at = ${o.nextAttemptAt}::timestamptz,
-                 body = NULL, locked_until = NULL, lease = NULL
-           WHERE tenant_id = ${tenantId} AND id = ${a.id} AND lease = ${a.lease}::uuid AND status = 'pending'
-          RETURNING tenant_id, webhook_id, event_id, event_type, occurred_at, attempt),
+    sql`WITH o AS (
+          SELECT * FROM unnest(${col((r) => r.a.id)}::uuid[], ${col((r) => r.a.lease)}::uuid[], ${col((r) => r.o.status)}::text[],
+                               ${col((r) => r.o.responseStatus)}::int[], ${col((r) => r.o.responseBody)}::text[], ${col((r) => r.o.error)}::text[],
+                               ${col((r) => r.o.attemptedAt)}::timestamptz[], ${col((r) => r.o.nextAttemptAt)}::timestamptz[],
+                               ${col((r) => r.o.gone)}::boolean[], ${col((r) => r.a.body)}::text[])
+                 AS o(id, lease, status, response_status, response_body, error, attempted_at, next_attempt_at, gone, body)),
+        done AS (
+          UPDATE webhook_deliveries d
+             SET status = o.status, response_status = o.response_status, response_body = o.response_body, error = o.error,
+                 attempted_at = o.attempted_at, next_attempt_at = o.next_attempt_at, body = NULL, locked_until = NULL, lease = NULL
+            FROM o
+           WHERE d.tenant_id = ${tenantId} AND d.id = o.id AND d.lease = o.lease AND d.status = 'pending'
+          RETURNING d.id, d.tenant_id, d.webhook_id, d.event_id, d.event_type, d.occurred_at, d.attempt, o.next_attempt_at, o.gone, o.body),
         retry AS (
           INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, occurred_at, attempt, status, next_attempt_at, body)
-          SELECT tenant_id, gen_random_uuid(), webhook_id, event_id, event_type, occurred_at, attempt + 1, 'pending', ${o.nextAttemptAt}::timestamptz, ${a.body}
-            FROM done WHERE ${o.nextAttemptAt}::timestamptz IS NOT NULL
+          SELECT tenant_id, gen_random_uuid(), webhook_id, event_id, event_type, occurred_at, attempt + 1, 'pending', next_attempt_at, body
+            FROM done WHERE next_attempt_at IS NOT NULL
           ON CONFLICT DO NOTHING),
         off AS (
           UPDATE webhooks SET is_active = false, updated_at = now()
-           WHERE ${o.gone}::boolean AND tenant_id = ${tenantId} AND id IN (SELECT webhook_id FROM done))
-        SELECT count(*)::int AS n FROM done`,
+           WHERE tenant_id = ${tenantId} AND id IN (SELECT webhook_id FROM done WHERE gone))
+        SELECT id FROM done`,
+    GENERIC,
   );
-  return (row?.n ?? 0) > 0;
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Serializes webhook creation within a tenant for the rest of the transaction (the per-tenant cap holds under concurrency). */

@@ -1,17 +1,16 @@
 import { Client } from 'pg';
-import type { DataSource as DataSourceType } from 'typeorm';
 import type * as MetricsModule from '../../src/metrics/metrics';
+import type * as UowModule from '../../src/database/unit-of-work';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
-import { fromDist, nativeRequire } from '../support/dist';
+import { fromDist } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
-import { blockedBehind } from '../support/locks';
+import { blockedBehind, connectionsInUse } from '../support/locks';
 import { sleep } from '../support/matchers';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 const { Metrics } = fromDist<typeof MetricsModule>('metrics/metrics');
-// the service's own typeorm (its DataSource class is the app's provider token)
-const { DataSource } = nativeRequire('typeorm') as { DataSource: typeof DataSourceType };
+const { COMMIT_IN_DOUBT } = fromDist<typeof UowModule>('database/unit-of-work');
 
 /**
  * Group commit of one tenant's direct postings (DirectPostings, PostingBatches): adjustments that arrive
@@ -133,7 +132,7 @@ describe('batches of direct postings', () => {
         ...[1, 2].map(() => ({ ...plenty, qtyDelta: 1 })),
       ];
       const queued = members.map((m) => Promise.resolve(t.post('/v1/inventory/adjustments', { ...m, reason: 'member' })));
-      await waitForConnectionsInUse(ctx.app.get(DataSource), 1 + members.length);
+      await connectionsInUse(ctx.app, 1 + members.length);
       await sleep(100);
       await holder.query('COMMIT');
       expect((await leader).status).toBe(201);
@@ -154,6 +153,47 @@ describe('batches of direct postings', () => {
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 
+  it("a batch whose connection breaks after its COMMIT was sent: every member is told it may have taken effect, none is posted again", async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t, { items: [{}, {}, {}] });
+    const [a, x, y] = f.items.map((i) => ({ itemId: i.id, locationId: f.location.id }));
+    for (const key of [a, x, y]) await adjust(t, { ...key, qtyDelta: 100 });
+    const txRow = new Client({ connectionString: testDatabaseUrl() });
+    const xRow = new Client({ connectionString: testDatabaseUrl() });
+    await Promise.all([txRow.connect(), xRow.connect()]);
+    const pid = async (c: Client) => (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+    try {
+      // The leader (item a) waits on the held TX row; four queue behind it. Item x's balance held too: their
+      // batch, sent when the leader is through, waits on it with its COMMIT already written behind it.
+      await txRow.query('BEGIN');
+      await txRow.query(`SELECT 1 FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX' FOR UPDATE`, [t.tenantId]);
+      await xRow.query('BEGIN');
+      await xRow.query(`SELECT 1 FROM balances WHERE tenant_id = $1 AND item_id = $2 FOR UPDATE`, [t.tenantId, x.itemId]);
+      const leader = Promise.resolve(t.post('/v1/inventory/adjustments', { ...a, qtyDelta: 1, reason: 'leader' }));
+      expect(await blockedBehind(sql, await pid(txRow), 1)).toBeGreaterThanOrEqual(1);
+      const members = [y, x, y, y].map((key) => Promise.resolve(t.post('/v1/inventory/adjustments', { ...key, qtyDelta: 7, reason: 'in-doubt' })));
+      await connectionsInUse(ctx.app, 5);
+      await sleep(100);
+      await txRow.query('COMMIT');
+      expect((await leader).status).toBe(201);
+      expect(await blockedBehind(sql, await pid(xRow), 1)).toBeGreaterThanOrEqual(1);
+      // the batch's backend: the one waiting on item x's balance; its connection is cut
+      const [batch] = await sql(`SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, [await pid(xRow)]);
+      await sql('SELECT pg_terminate_backend($1)', [batch.pid]);
+      const answers = await Promise.all(members);
+      expect(answers.map((r) => [r.status, r.body.error, r.body.message])).toEqual(answers.map(() => [503, 'service_unavailable', COMMIT_IN_DOUBT]));
+    } finally {
+      await xRow.query('COMMIT').catch(() => undefined);
+      await Promise.all([txRow.end(), xRow.end()]);
+    }
+    // the cut transaction was rolled back, and no member was posted again behind the client's back
+    const [{ n }] = await sql(`SELECT count(*)::int AS n FROM ledger_transactions WHERE tenant_id = $1 AND reason = 'in-doubt'`, [t.tenantId]);
+    expect(n).toBe(0);
+    expect(await onHand(t.tenantId, y.itemId, y.locationId)).toBe(100);
+    await expectGapFree(t.tenantId);
+    expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+  });
+
   it('with LEDGER_BATCHES=false each posting is its own transaction', async () => {
     const alone = await startApp({ DB_POOL_SIZE: '30', LEDGER_BATCHES: 'false' });
     try {
@@ -168,15 +208,3 @@ describe('batches of direct postings', () => {
     }
   });
 });
-
-/** Waits until the app's pool has `n` connections checked out (units of work that reached their work). */
-async function waitForConnectionsInUse(db: DataSourceType, n: number, timeoutMs = 20_000) {
-  const pool = (db.driver as unknown as { master: { totalCount: number; idleCount: number } }).master;
-  for (const start = Date.now(); Date.now() - start < timeoutMs; await sleep(20)) {
-    if (inUse() >= n) return;
-  }
-  throw new Error(`only ${inUse()} of ${n} connections in use`);
-  function inUse() {
-    return pool.totalCount - pool.idleCount;
-  }
-}

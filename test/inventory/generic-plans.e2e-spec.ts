@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { Sql } from '../../src/database/sql';
 import type { ResolvedLine } from '../../src/inventory/ledger/posting-lines';
-import { fromDist } from '../support/dist';
+import { fromDist, nativeRequire } from '../support/dist';
 import { scratchDatabase } from '../support/scratch-database';
 
 // The statement as the service builds it, from the build the specs run (its module loads NestJS, ESM).
-const { direct } = fromDist<{ direct: (...args: unknown[]) => Sql }>('inventory/ledger/direct.sql');
+const { direct, directBatch } = fromDist<{ direct: (...args: unknown[]) => Sql; directBatch: (...args: unknown[]) => Sql }>('inventory/ledger/direct.sql');
+// node-postgres's own conversion of a parameter to its text form (arrays as PostgreSQL array literals)
+const { prepareValue } = nativeRequire('pg/lib/utils') as { prepareValue: (v: unknown) => string | null };
 const { APP_ROLE } = fromDist<{ APP_ROLE: string }>('database/constants');
 
 /**
@@ -26,45 +28,86 @@ describe('generic plans on a never-analyzed database', () => {
   }, 150_000);
   afterAll(() => scratch.drop());
 
+  /** Balances of one tenant, never analyzed: 10,000 rows over 1,000 items and 10 locations. */
+  async function neverAnalyzed(db: Client) {
+    await db.query(`ALTER TABLE balances SET (autovacuum_enabled = false)`);
+    // Rows known to be consistent among themselves; the referenced rows need not exist for a plan.
+    await db.query(`SET session_replication_role = replica`);
+    const [tenant, facility, status] = [randomUUID(), randomUUID(), randomUUID()];
+    const locations = Array.from({ length: 10 }, () => randomUUID());
+    await db.query(
+      `INSERT INTO balances (tenant_id, item_id, facility_id, location_id, status_id, qty_on_hand)
+       SELECT $1, md5('item' || (g / 10))::uuid, $2, ($3::uuid[])[g % 10 + 1], $4, 1000 FROM generate_series(0, 9999) g`,
+      [tenant, facility, locations, status],
+    );
+    const { rows: [stats] } = await db.query(
+      `SELECT (SELECT count(*) FROM pg_stats WHERE tablename = 'balances')::int AS columns,
+              (SELECT analyze_count + autoanalyze_count FROM pg_stat_user_tables WHERE relname = 'balances')::int AS analyzed`,
+    );
+    expect(stats).toEqual({ columns: 0, analyzed: 0 });
+    const line = () => ({
+      item: { id: randomUUID(), version: 1 },
+      location: { id: locations[0], version: 1, facilityVersion: 1, facilityId: facility },
+      status: { id: status },
+    }) as unknown as ResolvedLine;
+    return { tenant, line };
+  }
+
+  /** The generic plan of `statement` as a pool connection of the service builds it (prepared.ts, planMode). */
+  async function genericPlan(db: Client, tenant: string, statement: Sql): Promise<string[]> {
+    await db.query('BEGIN');
+    try {
+      await db.query(`SET LOCAL ROLE ${APP_ROLE}`);
+      await db.query(`SELECT set_config('app.tenant_id', $1, true)`, [tenant]);
+      await db.query('SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off');
+      const name = `plan_${randomUUID().replace(/-/g, '')}`;
+      await db.query(`PREPARE ${name} AS ${statement.text}`);
+      const literal = (v: unknown) => {
+        const text = prepareValue(v);
+        return text === null ? 'NULL' : `'${text.replace(/'/g, "''")}'`;
+      };
+      const { rows } = await db.query(`EXPLAIN (COSTS OFF) EXECUTE ${name}(${statement.values.map(literal).join(', ')})`);
+      return rows.map((r: Record<string, string>) => r['QUERY PLAN']);
+    } finally {
+      await db.query('ROLLBACK');
+    }
+  }
+
+  /** Every look-up of a balance by key in `plan` probes an index with all five key columns. */
+  function expectFullKeyProbes(plan: string[]) {
+    const lookUps = plan.map((l, i) => [l, plan[i + 1]?.trim() ?? ''] as const).filter(([l, cond]) => / on balances b$/.test(l) && cond.includes('(item_id = '));
+    expect(lookUps.length).toBeGreaterThan(0);
+    for (const [scan, cond] of lookUps) {
+      expect(scan).toMatch(/Index Scan using balances_\w+ on balances b$/);
+      for (const column of ['tenant_id', 'item_id', 'location_id', 'lot_key', 'status_id']) expect(cond).toContain(`(${column} = `);
+    }
+  }
+
   it("the adjustment's balance look-up holds all five key columns in its Index Cond", async () => {
     const db = new Client({ connectionString: scratch.url.toString() });
     await db.connect();
     try {
-      await db.query(`ALTER TABLE balances SET (autovacuum_enabled = false)`);
-      // Rows known to be consistent among themselves; the referenced rows need not exist for a plan.
-      await db.query(`SET session_replication_role = replica`);
-      const [tenant, facility, status] = [randomUUID(), randomUUID(), randomUUID()];
-      const locations = Array.from({ length: 10 }, () => randomUUID());
-      await db.query(
-        `INSERT INTO balances (tenant_id, item_id, facility_id, location_id, status_id, qty_on_hand)
-         SELECT $1, md5('item' || (g / 10))::uuid, $2, ($3::uuid[])[g % 10 + 1], $4, 1000 FROM generate_series(0, 9999) g`,
-        [tenant, facility, locations, status],
-      );
-      const { rows: [stats] } = await db.query(
-        `SELECT (SELECT count(*) FROM pg_stats WHERE tablename = 'balances')::int AS columns,
-                (SELECT analyze_count + autoanalyze_count FROM pg_stat_user_tables WHERE relname = 'balances')::int AS analyzed`,
-      );
-      expect(stats).toEqual({ columns: 0, analyzed: 0 });
+      const { tenant, line } = await neverAnalyzed(db);
+      const statement = direct(tenant, line(), '1', { id: randomUUID(), type: 'adjustment', postedBy: 'spec', reason: null, sourceType: null, sourceId: null }, () => ({}));
+      expectFullKeyProbes(await genericPlan(db, tenant, statement));
+    } finally {
+      await db.end();
+    }
+  });
 
-      const line = {
-        item: { id: randomUUID(), version: 1 },
-        location: { id: locations[0], version: 1, facilityVersion: 1, facilityId: facility },
-        status: { id: status },
-      } as unknown as ResolvedLine;
-      const statement = direct(tenant, line, '1', { id: randomUUID(), type: 'adjustment', postedBy: 'spec', reason: null, sourceType: null, sourceId: null }, () => ({}));
-      await db.query('BEGIN');
-      await db.query(`SET LOCAL ROLE ${APP_ROLE}`);
-      await db.query(`SELECT set_config('app.tenant_id', $1, true)`, [tenant]);
-      await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      await db.query(`PREPARE adjustment AS ${statement.text}`);
-      const literal = (v: unknown) => (v === null ? 'NULL' : `'${String(v).replace(/'/g, "''")}'`);
-      const { rows } = await db.query(`EXPLAIN (COSTS OFF) EXECUTE adjustment(${statement.values.map(literal).join(', ')})`);
-      await db.query('ROLLBACK');
-      const plan: string[] = rows.map((r: Record<string, string>) => r['QUERY PLAN']);
-      const at = plan.findIndex((l) => / on balances b$/.test(l));
-      expect(plan[at]).toMatch(/Index Scan using balances_\w+ on balances b$/);
-      const cond = plan[at + 1].trim();
-      for (const column of ['tenant_id', 'item_id', 'location_id', 'lot_key', 'status_id']) expect(cond).toContain(`(${column} = `);
+  it("a batch of adjustments looks each member's balance up by all five key columns too", async () => {
+    const db = new Client({ connectionString: scratch.url.toString() });
+    await db.connect();
+    try {
+      const { tenant, line } = await neverAnalyzed(db);
+      const members = [1, 2, 3].map(() => ({
+        line: line(), qty: '1', lineRow: {}, view: () => ({}),
+        head: { id: randomUUID(), type: 'adjustment', postedBy: 'spec', reason: null, sourceType: null, sourceId: null },
+      }));
+      const plan = await genericPlan(db, tenant, directBatch(tenant, members));
+      expectFullKeyProbes(plan);
+      // and no scan of the tenant's balances anywhere
+      expect(plan.filter((l) => /Seq Scan on balances|Bitmap Heap Scan on balances/.test(l))).toEqual([]);
     } finally {
       await db.end();
     }

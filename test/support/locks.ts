@@ -70,3 +70,17 @@ export async function blockedBehind(query: Query, holder: number, n: number, tim
   }
   return blocked;
 }
+
+/**
+ * Waits until the service's pool has `n` connections checked out: that many units of work have reached
+ * their work (a request holds its connection while it waits in PostgreSQL and while it waits in the
+ * process, e.g. for its tenant's next batch of direct postings). `app`: the Nest application under test.
+ */
+export async function connectionsInUse(app: { get(token: unknown): unknown }, n: number, timeoutMs = 20_000): Promise<void> {
+  // The service's own typeorm DataSource class is the provider's token (the specs load the service from dist).
+  const { DataSource } = (globalThis as unknown as { __nativeRequire: NodeJS.Require }).__nativeRequire('typeorm') as { DataSource: unknown };
+  const pool = (app.get(DataSource) as { driver: { master: { totalCount: number; idleCount: number } } }).driver.master;
+  const inUse = () => pool.totalCount - pool.idleCount;
+  for (const start = Date.now(); Date.now() - start < timeoutMs; await new Promise((r) => setTimeout(r, 20))) if (inUse() >= n) return;
+  throw new Error(`only ${inUse()} of ${n} pool connections in use after ${timeoutMs} ms`);
+}

@@ -1,6 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { constraintOf } from '../../common/errors';
+import { AppError, constraintOf } from '../../common/errors';
 import { empty, GENERIC, query, raw, Sql, sql } from '../../database/sql';
 import { LostRace, UnitOfWork } from '../../database/unit-of-work';
 import { nextNumberSql, numberRangeSql, numberText } from '../../documents/numbering.sql';
@@ -139,16 +139,32 @@ export class DirectPostings {
     const whole = byId.size === members.length;
     if (members.length > 1) this.metrics?.directBatch(members.length, whole);
     if (!whole) {
-      // Nothing was written (the statement writes all of its members or none): each goes the full way.
-      for (const m of others) m.turn!.reject(new LostRace('its direct batch was not written', { cause: failure }));
-      // Another posting changed the counters since this statement read them, leaving too little.
+      const notWritten = new LostRace(failure === undefined ? 'a direct posting needs the full way' : `a direct posting failed: ${String(failure)}`, { cause: failure });
+      if (failure === undefined) {
+        // The statement wrote nothing (it writes all of its members or none): each goes the full way.
+        for (const m of others) m.turn!.reject(notWritten);
+        throw notWritten;
+      }
+      // The members learn what this attempt ends with: a COMMIT in doubt (the connection broke after it was
+      // sent: the batch may be written) is theirs too; anything else wrote nothing, and each goes the full way.
+      if (others.length) {
+        this.uow.committed().then(
+          () => others.forEach((m) => m.turn!.reject(notWritten)),
+          (err: unknown) => others.forEach((m) => m.turn!.reject(err instanceof AppError ? err : notWritten)),
+        );
+      }
+      // Another posting changed the counters since this statement read them, leaving too little; in a batch,
+      // whichever member it was, this one goes the full way too (its own exact answer).
       const constraint = constraintOf(failure);
-      if (failure === undefined || (constraint && COUNTER_CONSTRAINTS.has(constraint))) throw new LostRace(failure ? `${constraint} on a direct posting` : 'a direct posting needs the full way', { cause: failure });
+      if (others.length || (constraint && COUNTER_CONSTRAINTS.has(constraint))) throw notWritten;
       throw failure;
     }
     if (others.length) {
-      const committed = this.uow.committed();
-      for (const m of others) committed.then(() => m.turn!.resolve({ row: byId.get(m.head.id)! }), (err: unknown) => m.turn!.reject(err));
+      this.uow.committed().then(
+        () => others.forEach((m) => m.turn!.resolve({ row: byId.get(m.head.id)! })),
+        // a COMMIT in doubt is theirs too; a COMMIT that answered ROLLBACK kept nothing: the full way
+        (err: unknown) => others.forEach((m) => m.turn!.reject(err instanceof AppError ? err : new LostRace(`its batch did not commit: ${String(err)}`))),
+      );
     }
     return byId.get(self.head.id)!;
   }
@@ -319,7 +335,7 @@ ok AS MATERIALIZED (
               AND p.qty_available_on_hand + kb.position_run >= p.qty_allocated + p.qty_reserved))
      AND (kb.qty > 0 OR NOT EXISTS (
            SELECT 1 FROM reservations r WHERE r.tenant_id = ${tenantId} AND r.item_id = kb.item_id AND r.facility_id = kb.facility_id AND ${raw(LAPSED)}))),
-whole AS (SELECT count(*) = ${n}::int AS yes FROM ok),
+whole AS (SELECT count(*) = ${n}::int AS yes, ${n}::int AS n FROM ok),
 counter_b AS (
   UPDATE balances b SET qty_on_hand = b.qty_on_hand + d.qty, updated_at = now()
     FROM (SELECT ok.balance_id, ok.item_id, ok.location_id, ok.status_id, sum(ok.qty) AS qty FROM ok, whole WHERE whole.yes
@@ -335,8 +351,8 @@ counter_p AS (
 n AS (${numberRangeSql(tenantId, 'TX', n, '(SELECT count(*) FROM counter_p) >= 0 AND EXISTS (SELECT 1 FROM counter_b)')}),
 h AS (
   INSERT INTO ledger_transactions (tenant_id, id, txn_no, type, posted_by, reason, source_type, source_id)
-  SELECT ${tenantId}, ok.id, ${numberText('TX', `n.last_value - ${n} + ok.ord`)}, ok.type, ok.posted_by, ok.reason, ok.source_type, ok.source_id
-    FROM n, ok ORDER BY ok.ord
+  SELECT ${tenantId}, ok.id, ${numberText('TX', 'n.last_value - whole.n + ok.ord')}, ok.type, ok.posted_by, ok.reason, ok.source_type, ok.source_id
+    FROM n, whole, ok ORDER BY ok.ord
   RETURNING id, txn_no, type, posted_at, posted_by, reason, source_type, source_id),
 l AS (
   INSERT INTO ledger_lines (tenant_id, transaction_id, line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta)
