@@ -127,8 +127,11 @@ export class Settings {
   @Transform(toBool) @IsIn([true, false], { message: 'LEDGER_BATCHES must be true or false' })
   LEDGER_BATCHES = true;
 
-  /** The most direct postings in one batch (its statement's arrays). */
-  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  /**
+   * The most direct postings in one batch (its statement's arrays). At most 64: up to there the statement
+   * runs with its generic plan (key look-ups, prepared.ts GENERIC_MAX_ARRAY).
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(64)
   LEDGER_BATCH_MAX = 32;
 
   /**

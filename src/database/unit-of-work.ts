@@ -133,6 +133,15 @@ export class UnitOfWork {
   }
 
   /**
+   * Whether a statement sent now in this unit of work can reach the database: the attempt is not past its
+   * deadline and its connection is whole (a connection the database dropped is released). For work that
+   * waited before its first statement (a batch's leader) and can hand it to another instead.
+   */
+  get usable(): boolean {
+    return !!this.current?.usable();
+  }
+
+  /**
    * Settles when the running attempt of this unit of work has ended: resolves once its COMMIT answered
    * COMMIT, rejects with what the attempt failed with otherwise (a COMMIT in doubt: 503). For work done on
    * this transaction's behalf that answers elsewhere (the direct way's batch members). Outside a unit of
@@ -235,6 +244,8 @@ export class UnitOfWork {
         timedOut = true;
         client.connection.stream.destroy();
       }, this.requestTimeoutMs);
+      /** Whether a statement sent now can reach the server: not past the deadline, the connection whole. */
+      const usable = () => !timedOut && !runner.isReleased && !client.connection.stream.destroyed;
       // The pool's connections are pipelined (data-source.ts). The opening statement is written together
       // with the work's first statement (one system call, no round trip of its own). Safe: should the
       // opening fail after BEGIN, the transaction is aborted and every statement behind it fails (25P02)
@@ -297,7 +308,7 @@ export class UnitOfWork {
       // per-statement wrapping (a second connect, the query-event broadcasts nobody listens to here, and
       // their promises: a fifth of a key read's JavaScript).
       runner.query = leanQuery(runner, client);
-      const attempt: Attempt = (current = { manager: runner.manager, failure: undefined, early, keepOpen: 0, locking });
+      const attempt: Attempt = (current = { manager: runner.manager, failure: undefined, early, keepOpen: 0, locking, usable });
       this.cls.set(ATTEMPT, attempt);
       let result: T;
       try {
@@ -317,6 +328,7 @@ export class UnitOfWork {
         commitSent?.catch((err: unknown) => this.logger.warn(`COMMIT of a read-only unit of work failed: ${String(err)}`));
         released = true;
         await runner.release().catch(() => undefined);
+        attempt.outcome?.settle(undefined);
         return result;
       }
       await opened;
@@ -332,8 +344,11 @@ export class UnitOfWork {
       attempt.outcome?.settle(undefined);
       return result;
     } catch (caught) {
-      const err = await this.attemptError(caught, { commitSent: !!commitSent && !readOnly, answer: commitSent, timedOut, opened, runner });
-      current?.outcome?.settle(err);
+      const err = await this.attemptError(caught, { commitSent, checkDoubt: !!commitSent && !readOnly, timedOut, opened, runner });
+      // What was done on this transaction's behalf learns what the server did: a COMMIT that answered COMMIT
+      // kept the work's statements, whatever failed after it on this side.
+      const reply = current?.outcome && commitSent && !readOnly ? await commitSent.then((r) => r, (e: unknown) => e) : undefined;
+      current?.outcome?.settle(reply && !(reply instanceof Error) && (reply as { command?: string }).command === 'COMMIT' ? undefined : err);
       throw err;
     } finally {
       clearTimeout(deadline);
@@ -345,12 +360,12 @@ export class UnitOfWork {
   /** What a failed attempt ends with (and the ROLLBACK it still needs). */
   private async attemptError(
     err: unknown,
-    { commitSent, answer, timedOut, opened, runner }: { commitSent: boolean; answer?: Promise<unknown>; timedOut: boolean; opened?: Promise<unknown>; runner: QueryRunner },
+    { commitSent, checkDoubt, timedOut, opened, runner }: { commitSent?: Promise<unknown>; checkDoubt: boolean; timedOut: boolean; opened?: Promise<unknown>; runner: QueryRunner },
   ): Promise<unknown> {
     // COMMIT was written and the server never answered it (the connection broke, or the deadline
     // dropped it): the server may or may not have committed, and the client must be told so.
-    if (commitSent) {
-      const reply = await answer!.then((r) => r, (e: unknown) => e);
+    if (checkDoubt) {
+      const reply = await commitSent!.then((r) => r, (e: unknown) => e);
       if (reply instanceof Error && !AppError.sqlState(reply)) return new AppError(503, 'service_unavailable', COMMIT_IN_DOUBT);
     }
     if (timedOut) return new AppError(503, 'service_unavailable', `The database did not finish the request within ${this.requestTimeoutMs} ms; retry shortly`);
@@ -393,6 +408,8 @@ interface Attempt {
   locking: boolean;
   /** Asked for by `committed()`: settled when the attempt ends. */
   outcome?: Outcome;
+  /** See `UnitOfWork.usable`. */
+  usable(): boolean;
 }
 interface Outcome {
   promise: Promise<void>;
@@ -442,7 +459,7 @@ function leanQuery(runner: QueryRunner, client: PgClient): QueryRunner['query'] 
 /** The node-postgres client under a TypeORM query runner (its `connect()` resolves to it). */
 interface PgClient {
   query(...args: unknown[]): Promise<unknown>;
-  connection: { stream: { cork(): void; uncork(): void; destroy(): void } };
+  connection: { stream: { cork(): void; uncork(): void; destroy(): void; destroyed: boolean } };
 }
 
 /** The answer when the connection is lost while COMMIT is in flight: its outcome cannot be known. */

@@ -55,6 +55,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly batchWaiting = new Gauge({
+    name: 'ledger_direct_batch_waiting',
+    help: 'Direct postings waiting in this process for their tenant\'s next batch',
+    registers: [this.registry],
+  });
+
   private readonly refusals = new Counter({
     name: 'http_errors_total',
     help: 'Error responses, by contract error code and status',
@@ -115,6 +121,11 @@ export class Metrics {
     const labels = { outcome: written ? 'written' : 'fell_back' };
     this.batches.inc(labels);
     this.batchPostings.inc(labels, size);
+  }
+
+  /** How many direct postings wait for their tenant's next batch now. */
+  directBatchWaiting(n: number): void {
+    this.batchWaiting.set(n);
   }
 
   /** One webhook attempt's outcome; `lagSeconds` for a delivery. */

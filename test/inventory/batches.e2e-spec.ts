@@ -5,7 +5,7 @@ import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
-import { blockedBehind, connectionsInUse } from '../support/locks';
+import { batchWaiting, blockedBehind } from '../support/locks';
 import { sleep } from '../support/matchers';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
@@ -132,8 +132,7 @@ describe('batches of direct postings', () => {
         ...[1, 2].map(() => ({ ...plenty, qtyDelta: 1 })),
       ];
       const queued = members.map((m) => Promise.resolve(t.post('/v1/inventory/adjustments', { ...m, reason: 'member' })));
-      await connectionsInUse(ctx.app, 1 + members.length);
-      await sleep(100);
+      await batchWaiting(ctx.app, members.length);
       await holder.query('COMMIT');
       expect((await leader).status).toBe(201);
       const answers = await Promise.all(queued);
@@ -156,7 +155,8 @@ describe('batches of direct postings', () => {
   it("a batch whose connection breaks after its COMMIT was sent: every member is told it may have taken effect, none is posted again", async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t, { items: [{}, {}, {}] });
-    const [a, x, y] = f.items.map((i) => ({ itemId: i.id, locationId: f.location.id }));
+    // y before x in the lock order (item id): the batch locks y's balance, then waits on x's
+    const [a, y, x] = [f.items[0], ...f.items.slice(1).sort((p, q) => p.id.localeCompare(q.id))].map((i) => ({ itemId: i.id, locationId: f.location.id }));
     for (const key of [a, x, y]) await adjust(t, { ...key, qtyDelta: 100 });
     const txRow = new Client({ connectionString: testDatabaseUrl() });
     const xRow = new Client({ connectionString: testDatabaseUrl() });
@@ -172,8 +172,7 @@ describe('batches of direct postings', () => {
       const leader = Promise.resolve(t.post('/v1/inventory/adjustments', { ...a, qtyDelta: 1, reason: 'leader' }));
       expect(await blockedBehind(sql, await pid(txRow), 1)).toBeGreaterThanOrEqual(1);
       const members = [y, x, y, y].map((key) => Promise.resolve(t.post('/v1/inventory/adjustments', { ...key, qtyDelta: 7, reason: 'in-doubt' })));
-      await connectionsInUse(ctx.app, 5);
-      await sleep(100);
+      await batchWaiting(ctx.app, 4);
       await txRow.query('COMMIT');
       expect((await leader).status).toBe(201);
       expect(await blockedBehind(sql, await pid(xRow), 1)).toBeGreaterThanOrEqual(1);
@@ -192,6 +191,60 @@ describe('batches of direct postings', () => {
     expect(await onHand(t.tenantId, y.itemId, y.locationId)).toBe(100);
     await expectGapFree(t.tenantId);
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+  });
+
+  it('each member is checked against the stock as the last committed change left it, not against the batch\'s older snapshot', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t, { items: [{}, {}] });
+    const b = { itemId: f.items[0].id, locationId: f.location.id };
+    const other = { itemId: f.items[1].id, locationId: f.location.id };
+    await adjust(t, { ...b, qtyDelta: 5 });
+    await adjust(t, { ...other, qtyDelta: 5 });
+    const txRow = new Client({ connectionString: testDatabaseUrl() });
+    const change = new Client({ connectionString: testDatabaseUrl() });
+    await Promise.all([txRow.connect(), change.connect()]);
+    const pid = async (c: Client) => (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+    const before = await batchCounts();
+    let answers;
+    try {
+      // Another change to b's balance, not committed yet: 5 → 0 (on hand and the position's available).
+      await change.query('BEGIN');
+      await change.query(`UPDATE balances SET qty_on_hand = qty_on_hand - 5 WHERE tenant_id = $1 AND item_id = $2`, [t.tenantId, b.itemId]);
+      await change.query(`UPDATE inventory_positions SET qty_available_on_hand = qty_available_on_hand - 5 WHERE tenant_id = $1 AND item_id = $2`, [t.tenantId, b.itemId]);
+      // A leader on another item waits on the held TX row; [-3, +3] on b queue for the next batch.
+      await txRow.query('BEGIN');
+      await txRow.query(`SELECT 1 FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX' FOR UPDATE`, [t.tenantId]);
+      const leader = Promise.resolve(t.post('/v1/inventory/adjustments', { ...other, qtyDelta: 1, reason: 'leader' }));
+      expect(await blockedBehind(sql, await pid(txRow), 1)).toBeGreaterThanOrEqual(1);
+      // −3 first, then +3 (the queue's order is the batch's order)
+      const minus = Promise.resolve(t.post('/v1/inventory/adjustments', { ...b, qtyDelta: -3, reason: 'stale' }));
+      await batchWaiting(ctx.app, 1);
+      const plus = Promise.resolve(t.post('/v1/inventory/adjustments', { ...b, qtyDelta: 3, reason: 'stale' }));
+      await batchWaiting(ctx.app, 2);
+      const members = [minus, plus];
+      await txRow.query('COMMIT');
+      expect((await leader).status).toBe(201);
+      // the batch's statement, its snapshot taken while b still shows 5, waits on b's balance; then the change commits
+      expect(await blockedBehind(sql, await pid(change), 1)).toBeGreaterThanOrEqual(1);
+      await change.query('COMMIT');
+      answers = await Promise.all(members);
+    } finally {
+      await change.query('ROLLBACK').catch(() => undefined);
+      await Promise.all([txRow.end(), change.end()]);
+    }
+    // 0 on hand when the batch could go on: −3 first would take b below zero before +3 put it back, so the batch
+    // is not written; each then posts on its own, in whichever order they come: −3 is refused, or posted after +3.
+    expect((await batchCounts()).fellBack - before.fellBack).toBe(2);
+    const [minusAnswer, plusAnswer] = answers;
+    expect(plusAnswer.status).toBe(201);
+    if (minusAnswer.status === 201) expect(minusAnswer.body.data.txnNo > plusAnswer.body.data.txnNo).toBe(true);
+    else expect(minusAnswer.body).toMatchObject({ error: 'insufficient_stock', status: 409 });
+    const posted: Array<{ id: string }> = await sql(`SELECT id FROM ledger_transactions WHERE tenant_id = $1 AND reason = 'stale'`, [t.tenantId]);
+    expect(posted.map((r) => r.id).sort()).toEqual(answers.filter((a) => a.status === 201).map((a) => a.body.data.id).sort());
+    const changes: Array<{ q: number }> = await sql(
+      `SELECT (data->>'qtyOnHand')::float AS q FROM events WHERE tenant_id = $1 AND type = 'stock.changed' AND subject_id = $2`, [t.tenantId, b.itemId]);
+    expect(changes.filter((c) => c.q < 0)).toEqual([]);
+    expect(await onHand(t.tenantId, b.itemId, b.locationId)).toBe(minusAnswer.status === 201 ? 0 : 3);
   });
 
   it('with LEDGER_BATCHES=false each posting is its own transaction', async () => {

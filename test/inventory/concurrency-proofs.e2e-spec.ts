@@ -7,7 +7,7 @@ import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist, nativeRequire } from '../support/dist';
 import { newTenant, startApp, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, facilityWithLocations, inventoryFixture, newCustomer, newSupplier, purchaseOrderIn, transferIn } from '../support/fixtures';
-import { blockedBehind, connectionsInUse } from '../support/locks';
+import { batchWaiting, blockedBehind } from '../support/locks';
 import { statusCounts } from './workload';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
@@ -45,10 +45,11 @@ describe('concurrency proofs', () => {
 
   /**
    * Starts `requests` while the tenant's balance rows of `itemId` are locked from outside the service (a
-   * superuser transaction), waits until `n` backends wait behind that lock, then releases it: all the
-   * requests are in flight together before any can write. Returns how many waited, and the answers.
+   * superuser transaction), waits until `n` backends wait behind that lock (and `queued` adjustments wait in the
+   * service for their tenant's next batch), then releases it: all the requests are in flight together before
+   * any can write. Returns how many waited, and the answers.
    */
-  async function behindBalanceLock(tenantId: string, itemId: string, n: number, requests: () => Array<PromiseLike<Response>>, inFlight = n) {
+  async function behindBalanceLock(tenantId: string, itemId: string, n: number, requests: () => Array<PromiseLike<Response>>, queued = 0) {
     const holder = new Client({ connectionString: testDatabaseUrl() });
     await holder.connect();
     try {
@@ -57,7 +58,7 @@ describe('concurrency proofs', () => {
       const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
       const answers = requests().map((r) => Promise.resolve(r));
       const blocked = await blockedBehind(sql, pid, n);
-      await connectionsInUse(ctx.app, inFlight);
+      if (queued) await batchWaiting(ctx.app, queued);
       await holder.query('COMMIT');
       return { blocked, results: await Promise.all(answers) };
     } finally {
@@ -250,13 +251,13 @@ describe('concurrency proofs', () => {
     await t.post(`${S}/lines`, { lines: [{ itemId: f.item.id, locationId: f.location.id, countedQty: 50 }] }).expect(200);
 
     // 6 × +2 and 6 × −1 with the completion (never below zero in any order), all in flight together: the
-    // completion and the first adjustment wait behind the balance row, the other adjustments wait in the
-    // service for the tenant's next batch of direct postings (DirectPostings), each holding its connection.
+    // completion and the first adjustment wait behind the balance row, the other eleven wait in the service
+    // for the tenant's next batch of direct postings (DirectPostings).
     const deltas = Array.from({ length: 12 }, (_, i) => (i % 2 ? -1 : 2));
     const { blocked, results } = await behindBalanceLock(t.tenantId, f.item.id, 2, () => [
       t.post(`${S}/complete`),
       ...deltas.map((qtyDelta) => t.post('/v1/inventory/adjustments', { itemId: f.item.id, locationId: f.location.id, qtyDelta, reason: 'around' })),
-    ], 13);
+    ], 11);
     const [completed, ...adjusted] = results;
     expect({ blocked, count: completed.status, adjustments: statusCounts(adjusted) }).toEqual({ blocked: 2, count: 200, adjustments: { 201: 12 } });
     const done = completed.body.data;

@@ -73,9 +73,9 @@ describe('generic plans on a never-analyzed database', () => {
     }
   }
 
-  /** Every look-up of a balance by key in `plan` probes an index with all five key columns. */
+  /** Every look-up of a balance in `plan`, but by its primary key (an update of a row found before), probes an index with all five key columns. */
   function expectFullKeyProbes(plan: string[]) {
-    const lookUps = plan.map((l, i) => [l, plan[i + 1]?.trim() ?? ''] as const).filter(([l, cond]) => / on balances b$/.test(l) && cond.includes('(item_id = '));
+    const lookUps = plan.map((l, i) => [l, plan[i + 1]?.trim() ?? ''] as const).filter(([l, cond]) => / on balances b$/.test(l) && !/\(id = /.test(cond));
     expect(lookUps.length).toBeGreaterThan(0);
     for (const [scan, cond] of lookUps) {
       expect(scan).toMatch(/Index Scan using balances_\w+ on balances b$/);

@@ -76,7 +76,7 @@ describe('service killed during writes', () => {
   }, 60_000);
 
   it('a batch of adjustments in the middle of its statement when the service dies is kept whole or not at all', async () => {
-    const service = await startServiceProcess({ AUTH_MODE: 'dev', DATABASE_URL: testDatabaseUrl(), DB_POOL_SIZE: '20' });
+    const service = await startServiceProcess({ AUTH_MODE: 'dev', DATABASE_URL: testDatabaseUrl(), DB_POOL_SIZE: '20', METRICS_ENABLED: 'true' });
     const http = service.http;
     const ea = ((await http.get('/v1/uoms?q=EA').expect(200)).body.data as Array<{ id: string; code: string }>).find((u) => u.code === 'EA')!.id;
     const facility = (await http.post('/v1/facilities').send({ code: `KILLB-${Date.now()}`, name: 'Kill batch' }).expect(201)).body.data;
@@ -84,7 +84,8 @@ describe('service killed during writes', () => {
     const items: Array<{ id: string }> = [];
     for (let i = 0; i < 3; i++) items.push((await http.post('/v1/items').send({ itemNo: `KILLB-${Date.now()}-${i}`, name: 'k', baseUomId: ea }).expect(201)).body.data);
     for (const item of items) await http.post('/v1/inventory/adjustments').send({ itemId: item.id, locationId: location.id, qtyDelta: 100, reason: 'stock' }).expect(201);
-    const [a, x, y] = items;
+    // y before x in the lock order (item id): the batch locks y's balance, then waits on x's
+    const [a, y, x] = [items[0], ...items.slice(1).sort((p, q) => p.id.localeCompare(q.id))];
 
     const db = new Client({ connectionString: testDatabaseUrl() });
     const txRow = new Client({ connectionString: testDatabaseUrl() });
@@ -96,7 +97,7 @@ describe('service killed during writes', () => {
       const counterBefore = (await rows(`SELECT last_value::int AS v FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX'`, [tenant]))[0].v as number;
       // The tenant's TX number row held: the first adjustment (on item a) waits on it, the next ones queue for
       // the tenant's next batch. Item x's balance held too: that batch, once sent, waits on it mid-statement,
-      // its other balance (item y) already updated.
+      // its other balance (item y) already locked.
       await txRow.query('BEGIN');
       await txRow.query(`SELECT 1 FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX' FOR UPDATE`, [tenant]);
       await xRow.query('BEGIN');
@@ -106,21 +107,28 @@ describe('service killed during writes', () => {
       expect(await blockedBehind(rows, await pid(txRow), 1)).toBeGreaterThanOrEqual(1);
       const batch = [y, x, y, y].map((item) =>
         http.post('/v1/inventory/adjustments').send({ itemId: item.id, locationId: location.id, qtyDelta: 7, reason: 'batch' }).then((r) => r.status, () => 0));
-      // the four reached the service and queue behind the leader (each holds a pool connection meanwhile)
-      await sleep(500);
+      // the four wait in the service for the tenant's next batch (its gauge on /metrics)
+      for (const start = Date.now(); ; await sleep(20)) {
+        const text = (await http.get('/metrics').expect(200)).text;
+        if (/^ledger_direct_batch_waiting 4$/m.test(text)) break;
+        if (Date.now() - start > 20_000) throw new Error(`the four never waited for their batch:\n${text.split('\n').filter((l) => l.startsWith('ledger_direct')).join('\n')}`);
+      }
       await txRow.query('COMMIT');
       expect(await leader).toBe(201);
-      // the batch's statement waits on item x's balance: y's balance is updated, nothing committed
+      // the batch's statement waits on item x's balance: y's balance is locked, nothing committed
       expect(await blockedBehind(rows, await pid(xRow), 1)).toBeGreaterThanOrEqual(1);
-      const [{ n: waitingOnX }] = await rows(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE '%WITH x AS (%unnest(%'`, [await pid(xRow)]);
-      expect(waitingOnX).toBe(1); // the batch statement, not four single ones
+      const waitingOnX = await rows(
+        `SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE '%WITH x AS (%unnest(%'`, [await pid(xRow)]);
+      expect(waitingOnX).toHaveLength(1); // the batch statement, not four single ones
+      const batchBackend = waitingOnX[0].pid as number;
       const exited = once(service.child, 'exit');
       service.child.kill('SIGKILL');
       await exited;
       expect(await Promise.all(batch)).toEqual([0, 0, 0, 0]); // no answer: the connection died with the service
       await xRow.query('COMMIT');
-      await sleep(300); // PostgreSQL ends the killed process's transactions when their connections drop
+      // the batch's backend finishes (it read its COMMIT before the connection closed) or ends with it
+      for (const start = Date.now(); (await rows(`SELECT 1 FROM pg_stat_activity WHERE pid = $1`, [batchBackend])).length; await sleep(20))
+        if (Date.now() - start > 20_000) throw new Error('the batch backend did not end');
 
       const [counts] = await rows(
         `SELECT (SELECT count(*)::int FROM ledger_transactions WHERE tenant_id = $1 AND reason = 'batch') AS txns,

@@ -1,3 +1,5 @@
+import { DIST_DIR as DIST } from './dist';
+
 /** What the lock helpers need of a database handle (a DataSource, a QueryRunner, a pg Client via `rowsOf`). */
 export type Query = (text: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
 
@@ -72,15 +74,18 @@ export async function blockedBehind(query: Query, holder: number, n: number, tim
 }
 
 /**
- * Waits until the service's pool has `n` connections checked out: that many units of work have reached
- * their work (a request holds its connection while it waits in PostgreSQL and while it waits in the
- * process, e.g. for its tenant's next batch of direct postings). `app`: the Nest application under test.
+ * Waits until `n` direct postings wait in the app for their tenant's next batch (DirectPostings; the gauge
+ * `ledger_direct_batch_waiting`): they are in flight, queued in the service, none of them sent yet.
+ * `app`: the Nest application under test.
  */
-export async function connectionsInUse(app: { get(token: unknown): unknown }, n: number, timeoutMs = 20_000): Promise<void> {
-  // The service's own typeorm DataSource class is the provider's token (the specs load the service from dist).
-  const { DataSource } = (globalThis as unknown as { __nativeRequire: NodeJS.Require }).__nativeRequire('typeorm') as { DataSource: unknown };
-  const pool = (app.get(DataSource) as { driver: { master: { totalCount: number; idleCount: number } } }).driver.master;
-  const inUse = () => pool.totalCount - pool.idleCount;
-  for (const start = Date.now(); Date.now() - start < timeoutMs; await new Promise((r) => setTimeout(r, 20))) if (inUse() >= n) return;
-  throw new Error(`only ${inUse()} of ${n} pool connections in use after ${timeoutMs} ms`);
+export async function batchWaiting(app: { get(token: unknown): unknown }, n: number, timeoutMs = 20_000): Promise<void> {
+  const { Metrics } = (globalThis as unknown as { __nativeRequire: NodeJS.Require }).__nativeRequire(`${DIST}/metrics/metrics.js`) as { Metrics: unknown };
+  const gauge = (app.get(Metrics) as { registry: { getSingleMetric(name: string): { get(): Promise<{ values: Array<{ value: number }> }> } } })
+    .registry.getSingleMetric('ledger_direct_batch_waiting');
+  let now = 0;
+  for (const start = Date.now(); Date.now() - start < timeoutMs; await new Promise((r) => setTimeout(r, 10))) {
+    now = (await gauge.get()).values[0]?.value ?? 0;
+    if (now >= n) return;
+  }
+  throw new Error(`only ${now} of ${n} postings waited for their batch after ${timeoutMs} ms`);
 }

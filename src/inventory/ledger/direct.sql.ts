@@ -2,7 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AppError, constraintOf } from '../../common/errors';
 import { empty, GENERIC, query, raw, Sql, sql } from '../../database/sql';
-import { LostRace, UnitOfWork } from '../../database/unit-of-work';
+import { COMMIT_IN_DOUBT, LostRace, UnitOfWork } from '../../database/unit-of-work';
 import { nextNumberSql, numberRangeSql, numberText } from '../../documents/numbering.sql';
 import { sql as decimalText } from '../../documents/quantity';
 import { Settings } from '../../config/settings';
@@ -60,7 +60,7 @@ export class DirectPostings {
     this.enabled = settings?.LEDGER_DIRECT_POSTINGS ?? true;
     this.events = settings?.LEDGER_EVENTS ?? true;
     this.batching = settings?.LEDGER_BATCHES ?? true;
-    this.batches = new PostingBatches(settings?.LEDGER_BATCH_MAX ?? 32);
+    this.batches = new PostingBatches(settings?.LEDGER_BATCH_MAX ?? 32, (n) => metrics?.directBatchWaiting(n));
   }
 
   /** The direct way's plan for `posting` (on the first attempt of its unit of work, nothing after it), or undefined. */
@@ -122,6 +122,13 @@ export class DirectPostings {
   private async lead(members: Member[], batched: boolean): Promise<DirectRow> {
     const [self, ...others] = members;
     const tenant = this.uow.tenantId;
+    if (batched && !this.uow.usable) {
+      // This request's connection died or its deadline passed while it waited: the next member leads the
+      // batch instead (nothing was sent), and this one runs again on a new connection, or ends by its deadline.
+      if (others.length) others[0].turn!.resolve({ lead: others });
+      else this.batches.next(tenant);
+      throw new LostRace('its connection was lost while it waited for its batch');
+    }
     let rows: DirectRow[] | undefined;
     let failure: unknown;
     try {
@@ -149,7 +156,8 @@ export class DirectPostings {
       // sent: the batch may be written) is theirs too; anything else wrote nothing, and each goes the full way.
       if (others.length) {
         this.uow.committed().then(
-          () => others.forEach((m) => m.turn!.reject(notWritten)),
+          // the server committed what the statement did, whatever failed on this side: it may be written
+          () => others.forEach((m) => m.turn!.reject(new AppError(503, 'service_unavailable', COMMIT_IN_DOUBT))),
           (err: unknown) => others.forEach((m) => m.turn!.reject(err instanceof AppError ? err : notWritten)),
         );
       }
@@ -202,8 +210,14 @@ type Turn = { lead: Member[] } | { row: DirectRow };
 export class PostingBatches {
   /** Tenants with a posting in flight, and who waits for the next batch. */
   private readonly tenants = new Map<string, Member[]>();
+  /** Members waiting, all tenants. */
+  private waiting = 0;
 
-  constructor(private readonly max: number) {}
+  constructor(
+    private readonly max: number,
+    /** Told how many members wait, whenever that changes. */
+    private readonly onWaiting: (n: number) => void = () => undefined,
+  ) {}
 
   /** Resolves at once with `{ lead: [member] }` when nothing of the tenant is in flight; else when the member's turn comes. */
   join(tenant: string, member: Member): Promise<Turn> {
@@ -215,6 +229,7 @@ export class PostingBatches {
     return new Promise<Turn>((resolve, reject) => {
       member.turn = { resolve, reject };
       queue.push(member);
+      this.onWaiting(++this.waiting);
     });
   }
 
@@ -227,6 +242,8 @@ export class PostingBatches {
       return;
     }
     const batch = queue.splice(0, this.max);
+    this.waiting -= batch.length;
+    this.onWaiting(this.waiting);
     batch[0].turn!.resolve({ lead: batch });
   }
 }
@@ -290,13 +307,16 @@ SELECT h.*, ok.item_id, ok.location_id, ok.status_id FROM h, ok`;
 
 /**
  * The direct way for a batch of postings (`members`, two or more, in arrival order: `ord`), each checked
- * as `direct` checks one, in one statement: the members' versions and stock conditions, each against the
- * stock the members before it leave (running sums per balance and per position, in `ord`), and written
- * only when every member passes (`whole`): then the counters (each balance and position once, by the sum
- * of its members, in the ledger's lock order), one range of TX numbers taken last (member `ord` gets the
- * range's `ord`-th number: commit order within the range is arrival order), the headers, the lines, and
- * each member's events in `ord` order (its stock.changed with the quantities after that member). When a
- * member fails, nothing at all is written and no row comes back.
+ * as `direct` checks one, in one statement. Its balances, then its positions, are locked first, in the
+ * ledger's lock order (`lb`, `lp`: FOR UPDATE returns each row as the last committed change left it, so a
+ * batch sent while the one before it is still committing checks against that one's result, not against
+ * its own older snapshot). Then the members' versions and stock conditions, each against the stock the
+ * members before it leave (running sums per balance and per position, in `ord`), and written only when
+ * every member passes (`whole`): the counters (each balance and position once, by the sum of its members),
+ * one range of TX numbers taken last (member `ord` gets the range's `ord`-th number: commit order within
+ * the range is arrival order), the headers, the lines, and each member's events in `ord` order (its
+ * stock.changed with the quantities after that member). When a member fails, nothing at all is written and
+ * no row comes back (the locks are released at the COMMIT that follows).
  */
 export const directBatch = (tenantId: string, members: Member[]): Sql => {
   const n = members.length;
@@ -319,33 +339,43 @@ k AS (
     JOIN facilities f ON f.tenant_id = ${tenantId} AND f.id = x.facility_id AND f.version = x.facility_version
     JOIN stock_statuses st ON st.tenant_id = ${tenantId} AND st.id = x.status_id
      FOR KEY SHARE OF i),
+lb AS MATERIALIZED (
+  SELECT b.id, b.item_id, b.location_id, b.status_id, b.qty_on_hand, b.qty_allocated
+    FROM (SELECT DISTINCT k.item_id, k.location_id, k.status_id FROM k) kk
+    JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = kk.item_id AND b.location_id = kk.location_id
+                   AND b.lot_key = ${raw(`'${NO_LOT}'::uuid`)} AND b.status_id = kk.status_id
+   ORDER BY b.item_id, b.location_id, b.status_id
+     FOR UPDATE OF b),
+lp AS MATERIALIZED (
+  SELECT p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved
+    FROM (SELECT DISTINCT k.item_id, k.facility_id FROM k WHERE k.is_available) kk
+    JOIN inventory_positions p ON p.tenant_id = ${tenantId} AND p.item_id = kk.item_id AND p.facility_id = kk.facility_id
+   WHERE (SELECT count(*) FROM lb) >= 0
+   ORDER BY p.item_id, p.facility_id
+     FOR UPDATE OF p),
 kb AS (
-  SELECT k.*, b.id AS balance_id, b.qty_on_hand, b.qty_allocated,
-         sum(k.qty) OVER (PARTITION BY b.id ORDER BY k.ord) AS balance_run,
-         sum(k.qty) OVER (PARTITION BY b.id) AS balance_sum,
+  SELECT k.*, lb.id AS balance_id, lb.qty_on_hand, lb.qty_allocated,
+         sum(k.qty) OVER (PARTITION BY lb.id ORDER BY k.ord) AS balance_run,
+         lp.qty_available_on_hand AS position_on_hand, lp.qty_allocated + lp.qty_reserved AS position_held,
          sum(k.qty) FILTER (WHERE k.is_available) OVER (PARTITION BY k.item_id, k.facility_id ORDER BY k.ord) AS position_run
-    FROM k JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = k.item_id AND b.location_id = k.location_id
-                          AND b.lot_key = ${raw(`'${NO_LOT}'::uuid`)} AND b.status_id = k.status_id),
+    FROM k JOIN lb ON lb.item_id = k.item_id AND lb.location_id = k.location_id AND lb.status_id = k.status_id
+    LEFT JOIN lp ON lp.item_id = k.item_id AND lp.facility_id = k.facility_id),
 ok AS MATERIALIZED (
   SELECT kb.* FROM kb
    WHERE kb.qty_on_hand + kb.balance_run >= kb.qty_allocated
-     AND (NOT kb.is_available OR EXISTS (
-           SELECT 1 FROM inventory_positions p
-            WHERE p.tenant_id = ${tenantId} AND p.item_id = kb.item_id AND p.facility_id = kb.facility_id
-              AND p.qty_available_on_hand + kb.position_run >= p.qty_allocated + p.qty_reserved))
+     AND (NOT kb.is_available OR kb.position_on_hand + kb.position_run >= kb.position_held)
      AND (kb.qty > 0 OR NOT EXISTS (
            SELECT 1 FROM reservations r WHERE r.tenant_id = ${tenantId} AND r.item_id = kb.item_id AND r.facility_id = kb.facility_id AND ${raw(LAPSED)}))),
 whole AS (SELECT count(*) = ${n}::int AS yes, ${n}::int AS n FROM ok),
 counter_b AS (
   UPDATE balances b SET qty_on_hand = b.qty_on_hand + d.qty, updated_at = now()
-    FROM (SELECT ok.balance_id, ok.item_id, ok.location_id, ok.status_id, sum(ok.qty) AS qty FROM ok, whole WHERE whole.yes
-           GROUP BY ok.balance_id, ok.item_id, ok.location_id, ok.status_id ORDER BY ok.item_id, ok.location_id, ok.status_id) d
+    FROM (SELECT ok.balance_id, sum(ok.qty) AS qty FROM ok, whole WHERE whole.yes GROUP BY ok.balance_id) d
    WHERE b.tenant_id = ${tenantId} AND b.id = d.balance_id
-  RETURNING b.id, b.qty_on_hand, b.qty_allocated),
+  RETURNING b.id),
 counter_p AS (
   UPDATE inventory_positions p SET qty_available_on_hand = p.qty_available_on_hand + d.qty, updated_at = now()
     FROM (SELECT ok.item_id, ok.facility_id, sum(ok.qty) AS qty FROM ok WHERE ok.is_available AND (SELECT count(*) FROM counter_b) > 0
-           GROUP BY ok.item_id, ok.facility_id ORDER BY ok.item_id, ok.facility_id) d
+           GROUP BY ok.item_id, ok.facility_id) d
    WHERE p.tenant_id = ${tenantId} AND p.item_id = d.item_id AND p.facility_id = d.facility_id
   RETURNING 1),
 n AS (${numberRangeSql(tenantId, 'TX', n, '(SELECT count(*) FROM counter_p) >= 0 AND EXISTS (SELECT 1 FROM counter_b)')}),
@@ -366,9 +396,9 @@ posting_events AS (
     UNION ALL
     SELECT ok.ord, 2, 'stock.changed', h.type, 'item', ok.item_id,
            jsonb_build_object('itemId', ok.item_id, 'facilityId', ok.facility_id, 'locationId', ok.location_id, 'lotId', NULL, 'statusId', ok.status_id,
-                              'qtyDelta', ok.qty, 'qtyOnHand', cb.qty_on_hand - ok.balance_sum + ok.balance_run, 'qtyAllocated', cb.qty_allocated,
+                              'qtyDelta', ok.qty, 'qtyOnHand', ok.qty_on_hand + ok.balance_run, 'qtyAllocated', ok.qty_allocated,
                               'transactionId', h.id, 'txnNo', h.txn_no, 'transactionType', h.type)
-      FROM h JOIN ok ON ok.id = h.id JOIN counter_b cb ON cb.id = ok.balance_id) e
+      FROM h JOIN ok ON ok.id = h.id) e
    WHERE ${members[0].view !== false}::boolean
    ORDER BY e.ord, e.kind)
 SELECT h.*, ok.item_id, ok.location_id, ok.status_id FROM h JOIN ok ON ok.id = h.id ORDER BY ok.ord`;
