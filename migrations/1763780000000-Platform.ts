@@ -9,7 +9,9 @@ export class Platform1763780000000 implements MigrationInterface {
     await q.query(`
       DO $$ BEGIN
         CREATE ROLE ${APP_ROLE} NOLOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOINHERIT;
-      EXCEPTION WHEN duplicate_object THEN NULL;
+      -- unique_violation: another database of the cluster created it at the same moment (roles are
+      -- cluster-wide; the migrations' advisory lock is per database)
+      EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
       END $$;`);
     // The connecting (migration) user may switch to the role per transaction.
     await q.query(`GRANT ${APP_ROLE} TO CURRENT_USER`);

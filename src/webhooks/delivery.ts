@@ -26,8 +26,7 @@ export function signature(key: Buffer, id: string, timestamp: number, body: stri
 /**
  * Keep-alive connections per checked address: one agent per (scheme, host name, port, address), so a
  * connection is only ever reused for the address that was checked for it (a host name that resolves
- * elsewhere later gets an agent of its own, after its own check). At most MAX_AGENTS agents; the least
- * recently used one is closed past that.
+ * elsewhere later gets an agent of its own, after its own check). At most MAX_AGENTS agents are kept.
  */
 const MAX_AGENTS = 256;
 const agents = new Map<string, http.Agent>();
@@ -40,10 +39,11 @@ function agentFor(target: CheckedTarget): http.Agent {
     agent = target.url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
   }
   agents.set(key, agent);
-  for (const [oldest, old] of agents) {
+  // Past MAX_AGENTS the least recently used is forgotten, not destroyed (an attempt may be in flight on it):
+  // its idle connections close on their timeout.
+  for (const oldest of agents.keys()) {
     if (agents.size <= MAX_AGENTS) break;
     agents.delete(oldest);
-    old.destroy();
   }
   return agent;
 }
