@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import type * as MetricsModule from '../../src/metrics/metrics';
 import type * as UowModule from '../../src/database/unit-of-work';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
-import { fromDist } from '../support/dist';
+import { fromDist, nativeRequire } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { batchWaiting, blockedBehind } from '../support/locks';
@@ -11,6 +11,8 @@ import { sleep } from '../support/matchers';
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 const { Metrics } = fromDist<typeof MetricsModule>('metrics/metrics');
 const { COMMIT_IN_DOUBT } = fromDist<typeof UowModule>('database/unit-of-work');
+// the service's own typeorm: its DataSource class is the app's provider token
+const { DataSource } = nativeRequire('typeorm') as { DataSource: abstract new (...args: never[]) => unknown };
 
 /**
  * Group commit of one tenant's direct postings (DirectPostings, PostingBatches): adjustments that arrive
@@ -245,6 +247,43 @@ describe('batches of direct postings', () => {
       `SELECT (data->>'qtyOnHand')::float AS q FROM events WHERE tenant_id = $1 AND type = 'stock.changed' AND subject_id = $2`, [t.tenantId, b.itemId]);
     expect(changes.filter((c) => c.q < 0)).toEqual([]);
     expect(await onHand(t.tenantId, b.itemId, b.locationId)).toBe(minusAnswer.status === 201 ? 0 : 3);
+  });
+
+  it.each([1, 3])('%i member(s) whose connections died while they waited for their batch: each is posted on a new connection, none answers 5xx', async (count) => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t, { items: [{}, {}] });
+    const [a, b] = f.items.map((i) => ({ itemId: i.id, locationId: f.location.id }));
+    await adjust(t, { ...a, qtyDelta: 10 });
+    await adjust(t, { ...b, qtyDelta: 10 });
+    const txRow = new Client({ connectionString: testDatabaseUrl() });
+    await txRow.connect();
+    let answers;
+    try {
+      await txRow.query('BEGIN');
+      await txRow.query(`SELECT 1 FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX' FOR UPDATE`, [t.tenantId]);
+      const [{ pid }] = (await txRow.query('SELECT pg_backend_pid() AS pid')).rows;
+      const leader = Promise.resolve(t.post('/v1/inventory/adjustments', { ...a, qtyDelta: 1, reason: 'leader' }));
+      expect(await blockedBehind(sql, pid, 1)).toBeGreaterThanOrEqual(1);
+      const members = Array.from({ length: count }, () => Promise.resolve(t.post('/v1/inventory/adjustments', { ...b, qtyDelta: 1, reason: 'handed-on' })));
+      await batchWaiting(ctx.app, count);
+      // The waiting members' connections (idle: nothing sent yet) are cut by the database; the leader's is busy.
+      const pool = (ctx.app.get(DataSource) as unknown as { driver: { master: { _clients: Array<{ connection: { stream: { localPort: number } } }> } } }).driver.master;
+      const ports = pool._clients.map((c) => c.connection.stream.localPort);
+      const cut: Array<{ ok: boolean }> = await sql(
+        `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE client_port = ANY($1::int[]) AND state = 'idle' AND client_addr IS NOT NULL`, [ports]);
+      expect(cut.length).toBeGreaterThanOrEqual(count);
+      await sleep(200); // the service sees its connections end
+      await txRow.query('COMMIT');
+      expect((await leader).status).toBe(201);
+      answers = await Promise.all(members);
+    } finally {
+      await txRow.end();
+    }
+    expect(answers.map((r) => r.status)).toEqual(answers.map(() => 201));
+    const [{ n }] = await sql(`SELECT count(*)::int AS n FROM ledger_transactions WHERE tenant_id = $1 AND reason = 'handed-on'`, [t.tenantId]);
+    expect(n).toBe(count);
+    await expectGapFree(t.tenantId);
+    expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 
   it('with LEDGER_BATCHES=false each posting is its own transaction', async () => {
