@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ClsService } from 'nestjs-cls';
-import { DataSource, EntityManager, EntityTarget, NamedPlaceholdersNotSupportedError, ObjectLiteral, QueryFailedError, QueryResult, QueryRunner, QueryRunnerAlreadyReleasedError } from 'typeorm';
+import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner } from 'typeorm';
+import { ATTEMPT, Attempt, EarlyCommit, leanQuery, Outcome, PgClient, planMode } from './attempt';
 import { AppError } from '../common/errors';
 import { Principal } from '../tenancy/request-context';
 import { APP_ROLE, RETRYABLE_SQLSTATES } from './constants';
@@ -379,45 +380,6 @@ export class UnitOfWork {
 }
 
 /**
- * Transaction-local settings for the statements that follow: generic plans, built as nested loops over
- * key look-ups (`prepared(text, GENERIC)`: without parameter values the planner guesses 10 rows for an
- * `unnest($n)` and may hash-join a whole small table instead), or back to the session's own settings.
- */
-const planMode = (generic: boolean) =>
-  generic
-    ? `SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`
-    : `SET LOCAL plan_cache_mode TO DEFAULT; SET LOCAL enable_hashjoin TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT`;
-
-/** Set by commitWith for the next statement sent: COMMIT goes out right behind it. */
-interface EarlyCommit {
-  armed: boolean;
-  /** A statement was sent in this attempt. */
-  started: boolean;
-}
-/** The running attempt of a unit of work, in the request's context (a symbol key: read without parsing a path). */
-const ATTEMPT = Symbol('unit of work attempt');
-interface Attempt {
-  manager: EntityManager;
-  /** What made a step fail (`fail`): the attempt rolls back whatever its caller did with the error. */
-  failure: unknown;
-  /** Until the work returns: commitWith's flag for the next statement. */
-  early?: EarlyCommit;
-  /** How many callers declared statements after the handler (`keepOpen`) and have not finished yet. */
-  keepOpen: number;
-  /** A run after a LostRace: counters are locked before they are written (`optimistic` false). */
-  locking: boolean;
-  /** Asked for by `committed()`: settled when the attempt ends. */
-  outcome?: Outcome;
-  /** See `UnitOfWork.usable`. */
-  usable(): boolean;
-}
-interface Outcome {
-  promise: Promise<void>;
-  /** undefined: committed; anything else: what the attempt failed with. */
-  settle(err: unknown): void;
-}
-
-/**
  * Thrown by a step that wrote rows it had read without locking them (see `UnitOfWork.optimistic`) when
  * the database refused the write because a concurrent unit of work changed them first: the unit of
  * work is rolled back and run again at once, locking first. Never reaches a client.
@@ -427,39 +389,6 @@ export class LostRace extends Error {
     super(message, options);
     this.name = 'LostRace';
   }
-}
-
-/**
- * `QueryRunner.query` as TypeORM's PostgreSQL runner answers it — the rows (UPDATE and DELETE: `[rows,
- * count]`), or a `QueryResult` when asked for a structured one; a failure as `QueryFailedError` — sent
- * straight to the unit of work's connection. TypeORM's version also broadcasts BeforeQuery/AfterQuery to
- * subscribers (the data source has none) and logs each statement (logging is off).
- */
-function leanQuery(runner: QueryRunner, client: PgClient): QueryRunner['query'] {
-  return async function query(text: string, parameters?: unknown[], useStructuredResult = false): Promise<any> {
-    if (runner.isReleased) throw new QueryRunnerAlreadyReleasedError();
-    if (parameters && !Array.isArray(parameters)) throw new NamedPlaceholdersNotSupportedError();
-    let raw: { rows?: unknown[]; rowCount?: number | null; command?: string } | undefined;
-    try {
-      raw = (await client.query(text, parameters)) as typeof raw;
-    } catch (err) {
-      throw new QueryFailedError(text, parameters, err as Error);
-    }
-    const result = new QueryResult();
-    if (raw) {
-      if (raw.rows) result.records = raw.rows;
-      if ('rowCount' in raw) result.affected = raw.rowCount ?? undefined;
-      result.raw = raw.command === 'DELETE' || raw.command === 'UPDATE' ? [raw.rows, raw.rowCount] : raw.rows;
-      if (!useStructuredResult) return result.raw;
-    }
-    return result;
-  } as QueryRunner['query'];
-}
-
-/** The node-postgres client under a TypeORM query runner (its `connect()` resolves to it). */
-interface PgClient {
-  query(...args: unknown[]): Promise<unknown>;
-  connection: { stream: { cork(): void; uncork(): void; destroy(): void; destroyed: boolean } };
 }
 
 /** The answer when the connection is lost while COMMIT is in flight: its outcome cannot be known. */
