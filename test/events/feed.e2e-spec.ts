@@ -204,12 +204,13 @@ describe('the event feed', () => {
     const reader = (async () => {
       let cursor = start.cursor;
       for (;;) {
-        const finished = done;
+        // Done once the writers are, every event they wrote is below the horizon (checked before the page is
+        // read: the page's own horizon is then at least as far), and a page comes back empty.
+        const finished = done && (await caughtUp(t));
         const p = await page(t, `limit=37&after=${cursor}`);
         seen.push(...p.data);
         cursor = p.nextCursor;
-        // Done once the writers are and the feed has handed out everything they wrote.
-        if (finished && !p.data.length && (await caughtUp(t))) return;
+        if (finished && !p.data.length) return;
       }
     })();
     const posted = await Promise.all(
