@@ -12,6 +12,13 @@ export const planMode = (generic: boolean) =>
     ? `SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`
     : `SET LOCAL plan_cache_mode TO DEFAULT; SET LOCAL enable_hashjoin TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT`;
 
+/** A route's `<resource>.<created|updated>` event (events/resource-events.ts). */
+export interface ResourceEventKind {
+  type: string;
+  subjectType: string;
+  action: string;
+}
+
 /** Set by commitWith for the next statement sent: COMMIT goes out right behind it. */
 export interface EarlyCommit {
   armed: boolean;
@@ -28,6 +35,8 @@ export interface Attempt {
   early?: EarlyCommit;
   /** How many callers declared statements after the handler (`keepOpen`) and have not finished yet. */
   keepOpen: number;
+  /** The resource event that one of them writes after the handler, unless the handler took it over (`takeResourceEvent`). */
+  resourceEvent?: { kind: ResourceEventKind; taken: boolean };
   /** A run after a LostRace: counters are locked before they are written (`optimistic` false). */
   locking: boolean;
   /** Asked for by `committed()`: settled when the attempt ends. */

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ClsService } from 'nestjs-cls';
 import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner } from 'typeorm';
-import { ATTEMPT, Attempt, EarlyCommit, leanQuery, Outcome, PgClient, planMode } from './attempt';
+import { ATTEMPT, Attempt, EarlyCommit, leanQuery, Outcome, PgClient, planMode, ResourceEventKind } from './attempt';
 import { AppError } from '../common/errors';
 import { Principal } from '../tenancy/request-context';
 import { APP_ROLE, RETRYABLE_SQLSTATES } from './constants';
@@ -165,9 +165,32 @@ export class UnitOfWork {
    * Each caller ends its hold with one `finishWith`; the last to do so sends the COMMIT with its statement
    * (an Idempotency-Key's stored response, then the change's events: UnitOfWorkInterceptor).
    */
-  keepOpen(): void {
+  keepOpen(event?: ResourceEventKind): void {
     const current = this.current;
-    if (current) current.keepOpen++;
+    if (!current) return;
+    current.keepOpen++;
+    if (event) current.resourceEvent = { kind: event, taken: false };
+  }
+
+  /**
+   * For a handler whose last statement writes the route's resource event itself (a new reservation the
+   * direct way): when that event's writer is the only statement still to follow the handler (`keepOpen`
+   * with `event`), it is taken over — it will not be written after the handler, and the handler's
+   * statement may be the unit of work's whole transaction — and its kind returned. Otherwise undefined: the
+   * event is written after the handler as usual (an Idempotency-Key's response follows too, or none).
+   */
+  takeResourceEvent(): ResourceEventKind | undefined {
+    const current = this.current;
+    const event = current?.resourceEvent;
+    if (!current || !event || event.taken || current.keepOpen !== 1) return undefined;
+    event.taken = true;
+    current.keepOpen--;
+    return event.kind;
+  }
+
+  /** Whether the handler took over the route's resource event (`takeResourceEvent`): nothing to write after it. */
+  get resourceEventTaken(): boolean {
+    return !!this.current?.resourceEvent?.taken;
   }
 
   /**

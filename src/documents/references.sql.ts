@@ -35,6 +35,8 @@ export interface FacilityRef {
   id: string;
   code: string;
   isActive: boolean;
+  /** The facility row's version: these facts hold while it is unchanged. */
+  version: number;
 }
 
 export interface LotRef {
@@ -227,7 +229,7 @@ const locationRefs = (tenantId: string, ids: string[]) => sql`SELECT l.id, l.fac
  WHERE l.tenant_id = ${tenantId} AND l.id = ANY(${ids}::uuid[])`;
 
 /** A facility by id. */
-const facilityRef = (tenantId: string, id: string) => sql`SELECT id, code, is_active AS "isActive" FROM facilities WHERE tenant_id = ${tenantId} AND id = ${id}`;
+const facilityRef = (tenantId: string, id: string) => sql`SELECT id, code, is_active AS "isActive", version FROM facilities WHERE tenant_id = ${tenantId} AND id = ${id}`;
 
 /** The tenant's stock statuses. */
 const statusRefs = (tenantId: string) => sql`SELECT id, code, is_available AS "isAvailable" FROM stock_statuses WHERE tenant_id = ${tenantId}`;

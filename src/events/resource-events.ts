@@ -1,12 +1,9 @@
 import { HTTP_CODE_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { isNotAResource, RESPONSE_KEY } from '../common/responses';
+import type { ResourceEventKind } from '../database/attempt';
 
 /** What a write route's events are: `<resource>.<created|updated>` with its action (CONTRACT §9). */
-export interface ResourceEventKind {
-  type: string;
-  subjectType: string;
-  action: string;
-}
+export type { ResourceEventKind } from '../database/attempt';
 
 const kinds = new WeakMap<Function, ResourceEventKind | null>();
 

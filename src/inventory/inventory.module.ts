@@ -13,6 +13,7 @@ import { LedgerService } from './ledger/ledger.service';
 import { Lots } from './ledger/lots.sql';
 import { PostingLines } from './ledger/posting-lines';
 import { PostingFacts } from './ledger/posting-facts';
+import { DirectHolds } from './ledger/direct-holds.sql';
 import { Serials } from './ledger/serials.sql';
 import { MovesController } from './moves/moves.controller';
 import { MovesService } from './moves/moves.service';
@@ -27,7 +28,7 @@ import { TransfersController } from './transfers/transfers.controller';
 import { TransfersService } from './transfers/transfers.service';
 
 /** The ledger's parts: only the facade (LedgerService) and the Journal's reads leave this module. */
-const LEDGER = [LedgerService, DirectPostings, Counters, Lots, Serials, PostingLines, PostingFacts, Journal, Holds, Allocations, Issues, ExpiryJob];
+const LEDGER = [LedgerService, DirectPostings, DirectHolds, Counters, Lots, Serials, PostingLines, PostingFacts, Journal, Holds, Allocations, Issues, ExpiryJob];
 
 /** Inventory: the ledger (LedgerService, exported for procurement, sales and production) and its endpoints. */
 @Module({

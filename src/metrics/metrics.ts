@@ -61,6 +61,26 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly holdBatches = new Counter({
+    name: 'ledger_reservation_batches_total',
+    help: 'Batches of new reservations (two or more of a tenant in one transaction and one COMMIT), by outcome (written; fell_back: not written, each went the full way)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly holdBatchMembers = new Counter({
+    name: 'ledger_reservation_batch_members_total',
+    help: 'New reservations in batches, by outcome (as ledger_reservation_batches_total)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly holdBatchWaiting = new Gauge({
+    name: 'ledger_reservation_batch_waiting',
+    help: 'New reservations waiting in this process for their tenant\'s next batch',
+    registers: [this.registry],
+  });
+
   private readonly refusals = new Counter({
     name: 'http_errors_total',
     help: 'Error responses, by contract error code and status',
@@ -116,16 +136,16 @@ export class Metrics {
     this.postings.inc({ type });
   }
 
-  /** A batch of `size` direct postings, written whole or not at all. */
-  directBatch(size: number, written: boolean): void {
+  /** A batch of `size` direct postings (or new reservations), written whole or not at all. */
+  directBatch(size: number, written: boolean, kind: 'posting' | 'reservation' = 'posting'): void {
     const labels = { outcome: written ? 'written' : 'fell_back' };
-    this.batches.inc(labels);
-    this.batchPostings.inc(labels, size);
+    (kind === 'posting' ? this.batches : this.holdBatches).inc(labels);
+    (kind === 'posting' ? this.batchPostings : this.holdBatchMembers).inc(labels, size);
   }
 
-  /** How many direct postings wait for their tenant's next batch now. */
-  directBatchWaiting(n: number): void {
-    this.batchWaiting.set(n);
+  /** How many direct postings (or new reservations) wait for their tenant's next batch now. */
+  directBatchWaiting(n: number, kind: 'posting' | 'reservation' = 'posting'): void {
+    (kind === 'posting' ? this.batchWaiting : this.holdBatchWaiting).set(n);
   }
 
   /** One webhook attempt's outcome; `lagSeconds` for a delivery. */

@@ -21,7 +21,8 @@ import { TenantProvisioner } from './tenant-provisioner';
  * The resource events: a POST or PATCH route that answers with a resource (resourceEventOf) writes its
  * `<resource>.<created|updated>` event — data: the record it answers with, which is the record as its
  * GET returns it — in the same unit of work, as its last statement, sent with the COMMIT (keepOpen /
- * finishWith). A request that fails rolls back and so writes none. No handler has to remember it.
+ * finishWith). A request that fails rolls back and so writes none. No handler has to remember it (one may
+ * take it over, to write it in its own last statement: UnitOfWork.takeResourceEvent).
  */
 @Injectable()
 export class UnitOfWorkInterceptor implements NestInterceptor {
@@ -58,8 +59,10 @@ export class UnitOfWorkInterceptor implements NestInterceptor {
 
   /** The handler, then its resource event as the unit of work's last statement (sent with the COMMIT). */
   private async withEvent(event: ResourceEventKind, handle: () => Promise<unknown>): Promise<unknown> {
-    this.uow.keepOpen();
+    this.uow.keepOpen(event);
     const body = await handle();
+    // The handler's own last statement wrote it (a new reservation the direct way: DirectHolds).
+    if (this.uow.resourceEventTaken) return body;
     const record = (body as { data?: { id?: unknown } } | undefined)?.data;
     // A replayed Idempotency-Key answer changed nothing now: no event (the first run wrote it). Asked of the
     // request context, not of the response's headers: Fastify keeps a reply's headers off the Node response

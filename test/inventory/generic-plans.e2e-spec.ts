@@ -7,6 +7,7 @@ import { scratchDatabase } from '../support/scratch-database';
 
 // The statement as the service builds it, from the build the specs run (its module loads NestJS, ESM).
 const { direct, directBatch } = fromDist<{ direct: (...args: unknown[]) => Sql; directBatch: (...args: unknown[]) => Sql }>('inventory/ledger/direct.sql');
+const { directHolds } = fromDist<{ directHolds: (...args: unknown[]) => Sql }>('inventory/ledger/direct-holds.sql');
 // node-postgres's own conversion of a parameter to its text form (arrays as PostgreSQL array literals)
 const { prepareValue } = nativeRequire('pg/lib/utils') as { prepareValue: (v: unknown) => string | null };
 const { APP_ROLE } = fromDist<{ APP_ROLE: string }>('database/constants');
@@ -75,11 +76,23 @@ describe('generic plans on a never-analyzed database', () => {
 
   /** Every look-up of a balance in `plan`, but by its primary key (an update of a row found before), probes an index with all five key columns. */
   function expectFullKeyProbes(plan: string[]) {
-    const lookUps = plan.map((l, i) => [l, plan[i + 1]?.trim() ?? ''] as const).filter(([l, cond]) => / on balances b$/.test(l) && !/\(id = /.test(cond));
+    const lookUps = plan.map((l, i) => [l, plan[i + 1]?.trim() ?? ''] as const).filter(([l, cond]) => /Scan .* on balances b(_\d+)?$/.test(l) && !/\(id = /.test(cond));
     expect(lookUps.length).toBeGreaterThan(0);
     for (const [scan, cond] of lookUps) {
-      expect(scan).toMatch(/Index Scan using balances_\w+ on balances b$/);
+      expect(scan).toMatch(/Index Scan using balances_\w+ on balances b(_\d+)?$/);
       for (const column of ['tenant_id', 'item_id', 'location_id', 'lot_key', 'status_id']) expect(cond).toContain(`(${column} = `);
+    }
+  }
+
+  /** Every scan of `table` in `plan` probes an index with all of `columns` in its Index Cond (or, for reservations, reads the lapsed ones by expiry). */
+  function expectKeyedProbes(plan: string[], table: string, columns: string[]) {
+    const scans = plan.map((l, i) => [l, plan[i + 1]?.trim() ?? ''] as const).filter(([l]) => new RegExp(`Scan .* on ${table}( \\w+)?$`).test(l));
+    expect(scans.length).toBeGreaterThan(0);
+    for (const [scan, cond] of scans) {
+      expect(scan).toMatch(/Index Scan using \w+ on /);
+      // lapsed holds (few: the expiry job releases them) by the expiry indexes, the tenant's or all tenants'
+      if (table === 'reservations' && /using reservations_expiry(_all)? /.test(scan)) expect(cond).toContain('(expires_at <= now())');
+      else for (const column of columns) expect(cond).toContain(`(${column} = `);
     }
   }
 
@@ -106,8 +119,46 @@ describe('generic plans on a never-analyzed database', () => {
       }));
       const plan = await genericPlan(db, tenant, directBatch(tenant, members));
       expectFullKeyProbes(plan);
+      // each member's item, location, facility and status by its key; lapsed holds read by expiry, once
+      expectKeyedProbes(plan, 'items', ['tenant_id', 'id']);
+      expectKeyedProbes(plan, 'locations', ['tenant_id', 'id']);
+      expectKeyedProbes(plan, 'facilities', ['tenant_id', 'id']);
+      expectKeyedProbes(plan, 'reservations', ['tenant_id', 'item_id', 'facility_id']);
       // and no scan of the tenant's balances anywhere
       expect(plan.filter((l) => /Seq Scan on balances|Bitmap Heap Scan on balances/.test(l))).toEqual([]);
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('a batch of new reservations probes each position, item and facility by its key, and reads lapsed holds by expiry', async () => {
+    const db = new Client({ connectionString: scratch.url.toString() });
+    await db.connect();
+    try {
+      await db.query(`ALTER TABLE inventory_positions SET (autovacuum_enabled = false); ALTER TABLE reservations SET (autovacuum_enabled = false)`);
+      await db.query(`SET session_replication_role = replica`);
+      const [tenant, facility] = [randomUUID(), randomUUID()];
+      // 10,000 positions and 10,000 open reservations of one tenant, never analyzed
+      await db.query(
+        `INSERT INTO inventory_positions (tenant_id, item_id, facility_id, qty_available_on_hand)
+         SELECT $1, md5('item' || g)::uuid, $2, 1000 FROM generate_series(0, 9999) g`, [tenant, facility]);
+      await db.query(
+        `INSERT INTO reservations (tenant_id, id, reservation_no, item_id, facility_id, qty, status, expires_at, created_by, updated_by)
+         SELECT $1, gen_random_uuid(), 'RS-' || g, md5('item' || g)::uuid, $2, 1, 'open', now() + interval '1 day', 'spec', 'spec' FROM generate_series(0, 9999) g`,
+        [tenant, facility]);
+      const members = [1, 2, 3].map(() => ({
+        id: randomUUID(), itemId: randomUUID(), itemVersion: 1, facilityId: facility, facilityVersion: 1, qty: '1', demandType: 'manual',
+        demandId: null, demandLineId: null, expiresAt: null, notes: null, userId: 'spec',
+        event: { type: 'reservation.created', action: 'create', subjectType: 'reservation', view: {} },
+      }));
+      const plan = await genericPlan(db, tenant, directHolds(tenant, members));
+      // positions, items and facilities by their keys; lapsed holds read by expiry, once (not the tenant's
+      // active reservations, which a probe per member read by tenant alone); and no scan of a tenant's rows
+      expectKeyedProbes(plan, 'inventory_positions', ['tenant_id', 'item_id', 'facility_id']);
+      expectKeyedProbes(plan, 'items', ['tenant_id', 'id']);
+      expectKeyedProbes(plan, 'facilities', ['tenant_id', 'id']);
+      expectKeyedProbes(plan, 'reservations', ['tenant_id', 'item_id', 'facility_id']);
+      expect(plan.filter((l) => /Seq Scan|Bitmap Heap Scan/.test(l))).toEqual([]);
     } finally {
       await db.end();
     }

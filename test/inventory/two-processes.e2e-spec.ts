@@ -55,7 +55,7 @@ describe('two service processes on one database', () => {
   it('the mixed workload over both processes keeps every invariant', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t, { items: [{}, {}], locations: 2 });
-    const result = await mixedWorkload(clientsFor(t.token), f, { rounds: 6, perRound: 30, seed: 7 });
+    const result = await mixedWorkload(clientsFor(t.token), f, { rounds: 10, perRound: 30, seed: 7 });
     expectWorkloadDone(result, 50);
     expect(await verifyLedger((q, p) => ctx.db.query(q, p), t.tenantId)).toEqual([]);
   });

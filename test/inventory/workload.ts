@@ -51,7 +51,7 @@ export async function mixedWorkload(clients: Client[], f: Fixture, opts: { round
   }
 
   for (let round = 0; round < opts.rounds; round++) {
-    const ops: Array<{ op: string; run: () => PromiseLike<Response> }> = [];
+    const ops: Array<{ op: string; id?: string; run: () => PromiseLike<Response> }> = [];
     for (let i = 0; i < opts.perRound; i++) {
       const client = clients[sent++ % clients.length];
       const item = pick(f.items);
@@ -66,7 +66,7 @@ export async function mixedWorkload(clients: Client[], f: Fixture, opts: { round
       } else {
         const action = pick(['allocate', 'allocate', 'fulfill', 'release', 'cancel']);
         const id = action === 'fulfill' && allocated.length ? pick(allocated) : pick(reservations);
-        ops.push({ op: action, run: () => client.post(`/v1/inventory/reservations/${id}/${action}`) });
+        ops.push({ op: action, id, run: () => client.post(`/v1/inventory/reservations/${id}/${action}`) });
       }
     }
     const results = await Promise.all(ops.map((o) => o.run()));
@@ -80,6 +80,10 @@ export async function mixedWorkload(clients: Client[], f: Fixture, opts: { round
       if (res.status < 300) succeeded++;
       if (ops[i].op === 'reserve' && res.status === 201) reservations.push(res.body.data.id);
       if (ops[i].op === 'allocate' && res.status === 200) allocated.push(res.body.data.id);
+      // a reservation released, cancelled or fulfilled is no longer one to fulfill (a fulfill then can only lose)
+      if (['release', 'cancel', 'fulfill'].includes(ops[i].op) && res.status === 200) {
+        for (let at = allocated.indexOf(ops[i].id!); at >= 0; at = allocated.indexOf(ops[i].id!)) allocated.splice(at, 1);
+      }
     });
   }
   return { succeeded, serverErrors, unexpected, byOp };

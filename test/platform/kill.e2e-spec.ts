@@ -154,4 +154,77 @@ describe('service killed during writes', () => {
       if (service.child.exitCode === null) service.child.kill('SIGKILL');
     }
   }, 60_000);
+
+  it('a batch of new reservations in the middle of its statement when the service dies is kept whole or not at all', async () => {
+    const service = await startServiceProcess({ AUTH_MODE: 'dev', DATABASE_URL: testDatabaseUrl(), DB_POOL_SIZE: '20', METRICS_ENABLED: 'true' });
+    const http = service.http;
+    const ea = ((await http.get('/v1/uoms?q=EA').expect(200)).body.data as Array<{ id: string; code: string }>).find((u) => u.code === 'EA')!.id;
+    const facility = (await http.post('/v1/facilities').send({ code: `KILLR-${Date.now()}`, name: 'Kill holds' }).expect(201)).body.data;
+    const location = (await http.post(`/v1/facilities/${facility.id}/locations`).send({ code: 'K1', name: 'K1' }).expect(201)).body.data;
+    const items: Array<{ id: string }> = [];
+    for (let i = 0; i < 3; i++) items.push((await http.post('/v1/items').send({ itemNo: `KILLR-${Date.now()}-${i}`, name: 'k', baseUomId: ea }).expect(201)).body.data);
+    const reserve = (item: { id: string }, notes: string) =>
+      http.post('/v1/inventory/reservations').send({ itemId: item.id, facilityId: facility.id, qty: 2, notes }).then((r) => r.status, () => 0);
+    for (const item of items) {
+      await http.post('/v1/inventory/adjustments').send({ itemId: item.id, locationId: location.id, qtyDelta: 100, reason: 'stock' }).expect(201);
+      expect(await reserve(item, 'first')).toBe(201); // the full way: the next ones of the item take the direct way
+    }
+    // y before x in the lock order (item id): the batch locks y's position, then waits on x's
+    const [a, y, x] = [items[0], ...items.slice(1).sort((p, q) => p.id.localeCompare(q.id))];
+
+    const db = new Client({ connectionString: testDatabaseUrl() });
+    const rsRow = new Client({ connectionString: testDatabaseUrl() });
+    const xRow = new Client({ connectionString: testDatabaseUrl() });
+    await Promise.all([db.connect(), rsRow.connect(), xRow.connect()]);
+    const rows = async (text: string, params?: unknown[]) => (await db.query(text, params)).rows;
+    try {
+      const tenant = (await rows(`SELECT tenant_id FROM facilities WHERE id = $1`, [facility.id]))[0].tenant_id as string;
+      const counterBefore = (await rows(`SELECT last_value::int AS v FROM document_sequences WHERE tenant_id = $1 AND prefix = 'RS'`, [tenant]))[0].v as number;
+      // The tenant's RS number row held: the first reservation (item a) waits on it, the next four queue for
+      // the tenant's next batch; item x's position held too, so that batch waits on it mid-statement.
+      await rsRow.query('BEGIN');
+      await rsRow.query(`SELECT 1 FROM document_sequences WHERE tenant_id = $1 AND prefix = 'RS' FOR UPDATE`, [tenant]);
+      await xRow.query('BEGIN');
+      await xRow.query(`SELECT 1 FROM inventory_positions WHERE tenant_id = $1 AND item_id = $2 FOR UPDATE`, [tenant, x.id]);
+      const pid = async (c: typeof db) => (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+      const leader = reserve(a, 'leader');
+      expect(await blockedBehind(rows, await pid(rsRow), 1)).toBeGreaterThanOrEqual(1);
+      const batch = [y, x, y, y].map((item) => reserve(item, 'batch'));
+      for (const start = Date.now(); ; await sleep(20)) {
+        const text = (await http.get('/metrics').expect(200)).text;
+        if (/^ledger_reservation_batch_waiting 4$/m.test(text)) break;
+        if (Date.now() - start > 20_000) throw new Error(`the four never waited for their batch:\n${text.split('\n').filter((l) => l.startsWith('ledger_reservation')).join('\n')}`);
+      }
+      await rsRow.query('COMMIT');
+      expect(await leader).toBe(201);
+      expect(await blockedBehind(rows, await pid(xRow), 1)).toBeGreaterThanOrEqual(1);
+      const waitingOnX = await rows(`SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE '%WITH x AS (%unnest(%'`, [await pid(xRow)]);
+      expect(waitingOnX).toHaveLength(1); // the batch statement, not four single ones
+      const batchBackend = waitingOnX[0].pid as number;
+      const exited = once(service.child, 'exit');
+      service.child.kill('SIGKILL');
+      await exited;
+      expect(await Promise.all(batch)).toEqual([0, 0, 0, 0]);
+      await xRow.query('COMMIT');
+      for (const start = Date.now(); (await rows(`SELECT 1 FROM pg_stat_activity WHERE pid = $1`, [batchBackend])).length; await sleep(20))
+        if (Date.now() - start > 20_000) throw new Error('the batch backend did not end');
+
+      const [counts] = await rows(
+        `SELECT (SELECT count(*)::int FROM reservations WHERE tenant_id = $1 AND notes = 'batch') AS held,
+                (SELECT count(*)::int FROM events WHERE tenant_id = $1 AND type = 'reservation.created' AND data->>'notes' = 'batch') AS events,
+                (SELECT last_value::int FROM document_sequences WHERE tenant_id = $1 AND prefix = 'RS') AS counter,
+                (SELECT json_object_agg(item_id, qty_reserved::int) FROM inventory_positions WHERE tenant_id = $1 AND item_id = ANY($2::uuid[])) AS reserved`,
+        [tenant, items.map((i) => i.id)],
+      );
+      // all four (PostgreSQL read the COMMIT that left with the statement before the connection closed) or none
+      const held = counts.held as number;
+      expect([0, 4]).toContain(held);
+      const kept = held === 4;
+      expect(counts).toEqual({ held, events: held, counter: counterBefore + 1 + held, reserved: { [a.id]: 4, [x.id]: kept ? 4 : 2, [y.id]: kept ? 8 : 2 } });
+      expect(await verifyLedger(rows, tenant)).toEqual([]);
+    } finally {
+      await Promise.all([db.end(), rsRow.end().catch(() => undefined), xRow.end().catch(() => undefined)]);
+      if (service.child.exitCode === null) service.child.kill('SIGKILL');
+    }
+  }, 60_000);
 });

@@ -214,32 +214,38 @@ describe('round trips per request', () => {
     expect(statements.filter((q) => /SAVEPOINT/i.test(q))).toEqual([]);
   });
 
-  it('POST /v1/inventory/reservations: look-ups with the position locked in one statement; number, row and reserved counter in one; its reservation.created event sent with the COMMIT; no read-back', async () => {
+  it('POST /v1/inventory/reservations: the first of an item and facility the full way (look-ups with the position locked in one statement, then number, row and counter in one, its event with the COMMIT); the next in one statement and one write, its event in it', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
     await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 10 });
-    await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 1 }).expect(201);
+    // The full way: what it learns (the item and facility, with their versions) lets the next take the direct way.
+    const first = await statementsOf(t, () => t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 1 }).expect(201));
+    // open + item, facility and position (locked) in one statement, expired holds in the way, the insert, then
+    // the resource event (written after the handler answers: UnitOfWorkInterceptor) with the COMMIT
+    expect(first).toHaveLength(6);
+    expect(writes).toBe(4);
+    expect(first[1]).toMatch(/FROM items i[\s\S]*FROM facilities[\s\S]*pre_positions/);
+    expect(first.at(-3)).toMatch(/UPDATE inventory_positions[\s\S]*document_sequences[\s\S]*INSERT INTO reservations/);
+    expect(first.at(-2)).toMatch(/^INSERT INTO events/);
+    expect(first.at(-1)).toBe('COMMIT');
+
     let created: { body: { data: Record<string, unknown> } } | undefined;
     const statements = await statementsOf(t, async () => {
       created = await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 2, notes: 'rt' }).expect(201);
     });
-    // The resource event (data: the answered reservation) is written by the unit of work after the handler
-    // answers (UnitOfWorkInterceptor), so it — not the reservation's statement — leaves with the COMMIT: one
-    // statement and one write more than before events (the RS number row is locked one round trip longer).
-    expect(statements.at(-1)).toBe('COMMIT');
-    expect(statements.at(-2)).toMatch(/^INSERT INTO events/);
-    expect(statements.at(-3)).toMatch(/UPDATE inventory_positions[\s\S]*document_sequences[\s\S]*INSERT INTO reservations/);
-    // open + item, facility and position (locked) in one statement, expired holds in the way, the insert,
-    // then the event with the COMMIT
-    expect(statements).toHaveLength(6);
-    expect(writes).toBe(4);
-    expect(statements[1]).toMatch(/FROM items i[\s\S]*FROM facilities[\s\S]*pre_positions/);
-    expect(statements.filter((q) => /document_sequences/.test(q))).toHaveLength(1);
+    // DirectHolds: the check, the position's lock, the counter, the number, the row and the event in one
+    // statement, sent with the opening and the COMMIT (the RS number row is locked only while it commits)
+    expect(statements).toHaveLength(3);
+    expect(writes).toBe(1);
+    expect(statements[1]).toMatch(/FROM items i[\s\S]*FROM inventory_positions p[\s\S]*FOR UPDATE[\s\S]*UPDATE inventory_positions[\s\S]*document_sequences[\s\S]*INSERT INTO reservations[\s\S]*INSERT INTO events/);
+    expect(statements[2]).toBe('COMMIT');
     const data = created!.body.data;
     expect(data).toMatchObject({ status: 'open', qty: 2, qtyAllocated: 0, notes: 'rt', allocations: [], version: 1 });
     expect(data.reservationNo).toMatch(/^RS-\d{6}$/);
-    // the answer built from the inserted row is what a read answers
+    // the answer built from the inserted row is what a read answers, and what its event says
     expect((await t.get(`/v1/inventory/reservations/${data.id as string}`).expect(200)).body.data).toEqual(data);
+    const [event] = await ctx.db.query(`SELECT data FROM events WHERE tenant_id = $1 AND type = 'reservation.created' AND subject_id = $2`, [t.tenantId, data.id]);
+    expect(event.data).toEqual(data);
   });
 
   describe('plan cache', () => {

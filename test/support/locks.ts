@@ -75,17 +75,17 @@ export async function blockedBehind(query: Query, holder: number, n: number, tim
 
 /**
  * Waits until `n` direct postings wait in the app for their tenant's next batch (DirectPostings; the gauge
- * `ledger_direct_batch_waiting`): they are in flight, queued in the service, none of them sent yet.
- * `app`: the Nest application under test.
+ * `ledger_direct_batch_waiting`, or `gaugeName`: `ledger_reservation_batch_waiting` for new reservations):
+ * they are in flight, queued in the service, none of them sent yet. `app`: the Nest application under test.
  */
-export async function batchWaiting(app: { get(token: unknown): unknown }, n: number, timeoutMs = 20_000): Promise<void> {
+export async function batchWaiting(app: { get(token: unknown): unknown }, n: number, timeoutMs = 20_000, gaugeName = 'ledger_direct_batch_waiting'): Promise<void> {
   const { Metrics } = (globalThis as unknown as { __nativeRequire: NodeJS.Require }).__nativeRequire(`${DIST}/metrics/metrics.js`) as { Metrics: unknown };
   const gauge = (app.get(Metrics) as { registry: { getSingleMetric(name: string): { get(): Promise<{ values: Array<{ value: number }> }> } } })
-    .registry.getSingleMetric('ledger_direct_batch_waiting');
+    .registry.getSingleMetric(gaugeName);
   let now = 0;
   for (const start = Date.now(); Date.now() - start < timeoutMs; await new Promise((r) => setTimeout(r, 10))) {
     now = (await gauge.get()).values[0]?.value ?? 0;
     if (now >= n) return;
   }
-  throw new Error(`only ${now} of ${n} postings waited for their batch after ${timeoutMs} ms`);
+  throw new Error(`only ${now} of ${n} waited for their batch (${gaugeName}) after ${timeoutMs} ms`);
 }

@@ -1,20 +1,32 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { AppError, constraintOf } from '../../common/errors';
-import { empty, GENERIC, query, raw, Sql, sql } from '../../database/sql';
-import { COMMIT_IN_DOUBT, LostRace, UnitOfWork } from '../../database/unit-of-work';
+import { empty, raw, Sql, sql } from '../../database/sql';
+import { UnitOfWork } from '../../database/unit-of-work';
 import { nextNumberSql, numberRangeSql, numberText } from '../../documents/numbering.sql';
 import { sql as decimalText } from '../../documents/quantity';
 import { Settings } from '../../config/settings';
 import { isoText, postingEventsCte } from '../../events/events.sql';
 import { Metrics } from '../../metrics/metrics';
 import { COUNTER_CONSTRAINTS, NO_LOT } from './counters.sql';
-import { LAPSED } from './lapsed.sql';
+import { LAPSED, lapsedAt } from './lapsed.sql';
 import { Ending, isIssue, Posting } from './posting';
 import { PostingFacts } from './posting-facts';
-import { DirectRow, Member, PostingBatches } from './posting-batches';
+import { Batched, PostingBatches } from './posting-batches';
 import { PostingLines, ResolvedLine } from './posting-lines';
-import { LineRow, transactionView, TransactionView } from './views';
+import { LineRow, TransactionRow, transactionView, TransactionView } from './views';
+
+/** A direct posting's row as its statement returns it. */
+export type DirectRow = TransactionRow & { item_id: string; location_id: string; status_id: string };
+
+/** A direct posting on its way: what its statement writes (`id`: the transaction's). */
+export interface Member extends Batched<Member, DirectRow> {
+  line: ResolvedLine;
+  qty: string;
+  head: Header;
+  lineRow: LineRow;
+  view: false | (() => object);
+}
+type Header = { id: string; type: string; postedBy: string; reason: string | null; sourceType: string | null; sourceId: string | null };
 
 /** A UUID as PostgreSQL prints it: lower-case. */
 const DB_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -47,7 +59,7 @@ export class DirectPostings {
   private readonly enabled: boolean;
   private readonly events: boolean;
   private readonly batching: boolean;
-  private readonly batches: PostingBatches;
+  private readonly batches: PostingBatches<Member, DirectRow>;
 
   constructor(
     private readonly uow: UnitOfWork,
@@ -59,7 +71,15 @@ export class DirectPostings {
     this.enabled = settings?.LEDGER_DIRECT_POSTINGS ?? true;
     this.events = settings?.LEDGER_EVENTS ?? true;
     this.batching = settings?.LEDGER_BATCHES ?? true;
-    this.batches = new PostingBatches(settings?.LEDGER_BATCH_MAX ?? 32, (n) => metrics?.directBatchWaiting(n));
+    this.batches = new PostingBatches<Member, DirectRow>(
+      settings?.LEDGER_BATCH_MAX ?? 32,
+      {
+        statement: (tenant, [m, ...more]) => (more.length ? directBatch(tenant, [m, ...more]) : direct(tenant, m.line, m.qty, m.head, m.view)),
+        races: COUNTER_CONSTRAINTS,
+        onBatch: (size, written) => metrics?.directBatch(size, written),
+      },
+      (n) => metrics?.directBatchWaiting(n),
+    );
   }
 
   /** The direct way's plan for `posting` (on the first attempt of its unit of work, nothing after it), or undefined. */
@@ -81,16 +101,12 @@ export class DirectPostings {
 
   /**
    * Posts `plan` the direct way. While a posting of the same tenant is in flight in this process, it
-   * joins the tenant's next batch instead of queueing on the tenant's TX number row by itself (see
-   * PostingBatches below); alone, it is one statement as before.
+   * joins the tenant's next batch instead of queueing on the tenant's TX number row by itself
+   * (PostingBatches); alone, it is one statement as before.
    */
   async post(plan: DirectPlan): Promise<TransactionView> {
     const member = this.member(plan);
-    // Only a posting that is its unit of work's whole transaction can ride in another's (nothing before
-    // it, nothing after it: no Idempotency-Key response to store, no statement of its own to follow).
-    if (!this.batching || !this.uow.commitsFirstStatement) return this.answer(member, await this.lead([member], false));
-    const turn = await this.batches.join(this.uow.tenantId, member);
-    return this.answer(member, 'row' in turn ? turn.row : await this.lead(turn.lead, true));
+    return this.answer(member, await this.batches.write(this.uow, member, this.batching));
   }
 
   /** A posting's rows, its answer, its id, and its events' view. */
@@ -109,71 +125,7 @@ export class DirectPostings {
       );
       return rest;
     };
-    return { line, qty, head, lineRow, view: this.events && view };
-  }
-
-  /**
-   * Runs `members` (`members[0]` is this request's posting) in this unit of work's transaction, in one
-   * statement sent with the unit of work's opening and its COMMIT; the other members are answered once
-   * that COMMIT is confirmed. Any failure sends every member the full way (LostRace), each in its own
-   * unit of work: nothing of the batch was kept.
-   */
-  private async lead(members: Member[], batched: boolean): Promise<DirectRow> {
-    const [self, ...others] = members;
-    const tenant = this.uow.tenantId;
-    if (batched && !this.uow.usable) {
-      // This request's connection died or its deadline passed while it waited: the next member leads the
-      // batch instead (nothing was sent), and this one runs again on a new connection, or ends by its deadline.
-      if (others.length) others[0].turn!.resolve({ lead: others });
-      else this.batches.next(tenant);
-      throw new LostRace('its connection was lost while it waited for its batch');
-    }
-    let rows: DirectRow[] | undefined;
-    let failure: unknown;
-    try {
-      const statement = members.length === 1 ? direct(tenant, self.line, self.qty, self.head, self.view) : directBatch(tenant, members);
-      // Sent with the COMMIT only as the unit of work's first statement: when it writes nothing, nothing
-      // at all is committed, and the unit of work may run again.
-      rows = await this.uow.commitWith(() => query<DirectRow[]>(this.uow.manager, statement, GENERIC), { onlyFirst: true });
-    } catch (err) {
-      failure = err;
-    } finally {
-      // The tenant's next batch goes out now: its statement queues on the TX number row until this COMMIT is flushed.
-      if (batched) this.batches.next(tenant);
-    }
-    const byId = new Map((rows ?? []).map((r) => [r.id, r]));
-    const whole = byId.size === members.length;
-    if (members.length > 1) this.metrics?.directBatch(members.length, whole);
-    if (!whole) {
-      const notWritten = new LostRace(failure === undefined ? 'a direct posting needs the full way' : `a direct posting failed: ${String(failure)}`, { cause: failure });
-      if (failure === undefined) {
-        // The statement wrote nothing (it writes all of its members or none): each goes the full way.
-        for (const m of others) m.turn!.reject(notWritten);
-        throw notWritten;
-      }
-      // The members learn what this attempt ends with: a COMMIT in doubt (the connection broke after it was
-      // sent: the batch may be written) is theirs too; anything else wrote nothing, and each goes the full way.
-      if (others.length) {
-        this.uow.committed().then(
-          // the server committed what the statement did, whatever failed on this side: it may be written
-          () => others.forEach((m) => m.turn!.reject(new AppError(503, 'service_unavailable', COMMIT_IN_DOUBT))),
-          (err: unknown) => others.forEach((m) => m.turn!.reject(err instanceof AppError ? err : notWritten)),
-        );
-      }
-      // Another posting changed the counters since this statement read them, leaving too little; in a batch,
-      // whichever member it was, this one goes the full way too (its own exact answer).
-      const constraint = constraintOf(failure);
-      if (others.length || (constraint && COUNTER_CONSTRAINTS.has(constraint))) throw notWritten;
-      throw failure;
-    }
-    if (others.length) {
-      this.uow.committed().then(
-        () => others.forEach((m) => m.turn!.resolve({ row: byId.get(m.head.id)! })),
-        // a COMMIT in doubt is theirs too; a COMMIT that answered ROLLBACK kept nothing: the full way
-        (err: unknown) => others.forEach((m) => m.turn!.reject(err instanceof AppError ? err : new LostRace(`its batch did not commit: ${String(err)}`))),
-      );
-    }
-    return byId.get(self.head.id)!;
+    return { id, line, qty, head, lineRow, view: this.events && view };
   }
 
   private answer(m: Member, header: DirectRow): TransactionView {
@@ -198,7 +150,7 @@ export const direct = (
   tenantId: string,
   line: ResolvedLine,
   qty: string,
-  header: { id: string; type: string; postedBy: string; reason: string | null; sourceType: string | null; sourceId: string | null },
+  header: Header,
   /** The events' view of the transaction; false: no events (LEDGER_EVENTS=false). */
   view: false | (() => object),
 ): Sql => sql`WITH k AS (
@@ -241,8 +193,11 @@ SELECT h.*, ok.item_id, ok.location_id, ok.status_id FROM h, ok`;
 
 /**
  * The direct way for a batch of postings (`members`, two or more, in arrival order: `ord`), each checked
- * as `direct` checks one, in one statement. Its balances, then its positions, are locked first, in the
- * ledger's lock order (`lb`, `lp`: FOR UPDATE returns each row as the last committed change left it, so a
+ * as `direct` checks one, in one statement. Every row is probed by its key, each in a lateral subquery that
+ * the planner cannot turn into a scan of the tenant's rows whatever the statistics say (a locking one, or
+ * `OFFSET 0`); lapsed holds are read once (`lapsed_at`). Its balances, then its positions, are locked first,
+ * one at a time in the ledger's lock order (`lb`, `lp`, each lateral lock driven by its keys in that
+ * order: FOR UPDATE returns each row as the last committed change left it, so a
  * batch sent while the one before it is still committing checks against that one's result, not against
  * its own older snapshot). Then the members' versions and stock conditions, each against the stock the
  * members before it leave (running sums per balance and per position, in `ord`), and written only when
@@ -268,25 +223,32 @@ export const directBatch = (tenantId: string, members: Member[]): Sql => {
 k AS (
   SELECT x.*, st.is_available
     FROM x
-    JOIN items i ON i.tenant_id = ${tenantId} AND i.id = x.item_id AND i.version = x.item_version
-    JOIN locations loc ON loc.tenant_id = ${tenantId} AND loc.id = x.location_id AND loc.version = x.location_version AND loc.facility_id = x.facility_id
-    JOIN facilities f ON f.tenant_id = ${tenantId} AND f.id = x.facility_id AND f.version = x.facility_version
-    JOIN stock_statuses st ON st.tenant_id = ${tenantId} AND st.id = x.status_id
-     FOR KEY SHARE OF i),
+   CROSS JOIN LATERAL (SELECT 1 FROM items i WHERE i.tenant_id = ${tenantId} AND i.id = x.item_id AND i.version = x.item_version FOR KEY SHARE) i
+   CROSS JOIN LATERAL (
+     SELECT st.is_available
+       FROM locations loc
+       JOIN facilities f ON f.tenant_id = ${tenantId} AND f.id = x.facility_id AND f.version = x.facility_version
+       JOIN stock_statuses st ON st.tenant_id = ${tenantId} AND st.id = x.status_id
+      WHERE loc.tenant_id = ${tenantId} AND loc.id = x.location_id AND loc.version = x.location_version AND loc.facility_id = x.facility_id
+     OFFSET 0) st),
+${lapsedAt(tenantId)},
 lb AS MATERIALIZED (
-  SELECT b.id, b.item_id, b.location_id, b.status_id, b.qty_on_hand, b.qty_allocated
-    FROM (SELECT DISTINCT k.item_id, k.location_id, k.status_id FROM k) kk
-    JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = kk.item_id AND b.location_id = kk.location_id
-                   AND b.lot_key = ${raw(`'${NO_LOT}'::uuid`)} AND b.status_id = kk.status_id
-   ORDER BY b.item_id, b.location_id, b.status_id
-     FOR UPDATE OF b),
+  SELECT b.*
+    FROM (SELECT DISTINCT k.item_id, k.location_id, k.status_id FROM k ORDER BY k.item_id, k.location_id, k.status_id) kk
+   CROSS JOIN LATERAL (
+     SELECT b.id, b.item_id, b.location_id, b.status_id, b.qty_on_hand, b.qty_allocated
+       FROM balances b
+      WHERE b.tenant_id = ${tenantId} AND b.item_id = kk.item_id AND b.location_id = kk.location_id
+        AND b.lot_key = ${raw(`'${NO_LOT}'::uuid`)} AND b.status_id = kk.status_id
+        FOR UPDATE) b),
 lp AS MATERIALIZED (
-  SELECT p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved
-    FROM (SELECT DISTINCT k.item_id, k.facility_id FROM k WHERE k.is_available) kk
-    JOIN inventory_positions p ON p.tenant_id = ${tenantId} AND p.item_id = kk.item_id AND p.facility_id = kk.facility_id
-   WHERE (SELECT count(*) FROM lb) >= 0
-   ORDER BY p.item_id, p.facility_id
-     FOR UPDATE OF p),
+  SELECT p.*
+    FROM (SELECT DISTINCT k.item_id, k.facility_id FROM k WHERE k.is_available AND (SELECT count(*) FROM lb) >= 0 ORDER BY k.item_id, k.facility_id) kk
+   CROSS JOIN LATERAL (
+     SELECT p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved
+       FROM inventory_positions p
+      WHERE p.tenant_id = ${tenantId} AND p.item_id = kk.item_id AND p.facility_id = kk.facility_id
+        FOR UPDATE) p),
 kb AS (
   SELECT k.*, lb.id AS balance_id, lb.qty_on_hand, lb.qty_allocated,
          sum(k.qty) OVER (PARTITION BY lb.id ORDER BY k.ord) AS balance_run,
@@ -298,8 +260,7 @@ ok AS MATERIALIZED (
   SELECT kb.* FROM kb
    WHERE kb.qty_on_hand + kb.balance_run >= kb.qty_allocated
      AND (NOT kb.is_available OR kb.position_on_hand + kb.position_run >= kb.position_held)
-     AND (kb.qty > 0 OR NOT EXISTS (
-           SELECT 1 FROM reservations r WHERE r.tenant_id = ${tenantId} AND r.item_id = kb.item_id AND r.facility_id = kb.facility_id AND ${raw(LAPSED)}))),
+     AND (kb.qty > 0 OR NOT EXISTS (SELECT 1 FROM lapsed_at l WHERE l.item_id = kb.item_id AND l.facility_id = kb.facility_id))),
 whole AS (SELECT count(*) = ${n}::int AS yes, ${n}::int AS n FROM ok),
 counter_b AS (
   UPDATE balances b SET qty_on_hand = b.qty_on_hand + d.qty, updated_at = now()

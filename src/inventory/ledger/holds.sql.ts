@@ -16,6 +16,7 @@ import { AFTER_COUNTERS, CounterRows, CounterWrite, Counters } from './counters.
 import { LAPSED, lapsedHolds, RESERVATION_NOW } from './lapsed.sql';
 import { Reservation } from './ledger.entities';
 import { Ending, Hold } from './posting';
+import { PostingFacts } from './posting-facts';
 import { ALLOCATION_COLUMNS, AllocationRow, RESERVATION_COLUMNS, ReservationRow } from './views';
 
 /** What may be done with a reservation in which state (CONTRACT §5). */
@@ -54,6 +55,7 @@ export class Holds {
     private readonly refs: CatalogRefs,
     private readonly counters: Counters,
     private readonly numbers: DocumentNumbers,
+    private readonly facts: PostingFacts,
   ) {}
 
   private get m() {
@@ -77,6 +79,8 @@ export class Holds {
     );
     const item = this.refs.stockItem(items, hold.itemId, at(hold.field, 'itemId'), 'new');
     this.refs.checkFacility(facility, at(hold.field, 'facilityId'), 'new');
+    // What the next new reservation of this item and facility is checked against in memory (DirectHolds).
+    this.facts.rememberHold(this.uow.tenantId, item, facility!);
     const qty = positiveQty(hold.qty, item, at(hold.field, 'qty'));
     // Releasing expired holds changes the position: its prelocked values are then stale.
     const released = await this.releaseLapsed([{ itemId: item.id, facilityId: hold.facilityId }]);

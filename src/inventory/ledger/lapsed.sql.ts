@@ -28,6 +28,17 @@ export const lapsedAllocated = (tenantId: string): Sql => sql`lapsed_allocated A
    WHERE r.tenant_id = ${tenantId} AND ${raw(LAPSED)}
    GROUP BY a.balance_id)`;
 
+/**
+ * The tenant's (item, facility) positions with a lapsed hold: the CTE `lapsed_at(item_id, facility_id)`,
+ * materialized. Few rows by design (the expiry job releases them), read from the partial index
+ * `reservations_expiry` (tenant, expiry; the order by expiry makes it the cheapest path whatever the
+ * statistics say: without any, every path looks like one row). A batch statement checks its members
+ * against it instead of probing reservations per member, a probe whose generic plan on tables without
+ * statistics read every active reservation of the tenant by tenant alone.
+ */
+export const lapsedAt = (tenantId: string): Sql => sql`lapsed_at AS MATERIALIZED (
+  SELECT r.item_id, r.facility_id FROM reservations r WHERE r.tenant_id = ${tenantId} AND r.expires_at IS NOT NULL AND ${raw(LAPSED)} ORDER BY r.expires_at)`;
+
 /** Holds per (item, facility) still counted by lapsed reservations: the CTE `lapsed_holds(item_id, facility_id, allocated, reserved)`. */
 export const lapsedHolds = (tenantId: string): Sql => sql`lapsed_holds AS (
   SELECT r.item_id, r.facility_id, sum(r.qty_allocated) AS allocated, sum(r.qty - r.qty_allocated - r.qty_fulfilled) AS reserved
