@@ -16,7 +16,7 @@ tsc.stdout.on('data', (chunk) => {
   process.stdout.write(text);
   // The first clean compile starts the service; later ones restart it through node --watch.
   if (!service && /Found 0 errors/.test(text)) {
-    service = spawn(process.execPath, ['--watch', '--watch-preserve-output', '--max-semi-space-size=8', 'dist/main.js'], {
+    service = spawn(process.execPath, ['--watch', '--watch-preserve-output', '--max-semi-space-size=16', '--heap-growing-percent=100', 'dist/main.js'], {
       cwd: root,
       stdio: 'inherit',
       env: { ...process.env, AUTH_MODE: process.env.AUTH_MODE ?? 'dev' },

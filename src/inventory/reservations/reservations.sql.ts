@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { cursorOf, Keyset } from '../../common/cursor';
 import { SqlFilters } from '../../database/filters.sql';
-import { query, raw, sql } from '../../database/sql';
+import { GENERIC, query, raw, sql } from '../../database/sql';
 import { ALLOCATION_LIVE, RESERVATION_NOW, RESERVATION_STATUS_NOW } from '../ledger/lapsed.sql';
 import { AllocationRow, ReservationRow } from '../ledger/views';
 import { AllocationQuery, ReservationQuery } from './dto/reservation.dto';
@@ -56,6 +56,8 @@ export async function reservationOwner(m: EntityManager, tenantId: string, id: s
                 (SELECT 'work order ' || w.wo_no FROM work_order_components c JOIN work_orders w ON w.tenant_id = c.tenant_id AND w.id = c.work_order_id
                   WHERE c.tenant_id = r.tenant_id AND c.id = r.demand_line_id AND c.reservation_id = r.id)) AS owner
          FROM reservations r WHERE r.tenant_id = ${tenantId} AND r.id = ${id}`,
+    // on every reservation change: planned once per connection (key look-ups only)
+    GENERIC,
   );
   return row;
 }
