@@ -1,3 +1,4 @@
+import { AppError } from '../common/errors';
 import { NamedPlaceholdersNotSupportedError, QueryFailedError, QueryResult, QueryRunner, QueryRunnerAlreadyReleasedError, EntityManager } from 'typeorm';
 
 // A unit of work's attempt (unit-of-work.ts): its state in the request context and what it does with its connection.
@@ -82,3 +83,40 @@ export interface PgClient {
   query(...args: unknown[]): Promise<unknown>;
   connection: { stream: { cork(): void; uncork(): void; destroy(): void; destroyed: boolean } };
 }
+
+/** What a failed attempt ends with (and the ROLLBACK it still needs). */
+export async function attemptError(
+  err: unknown,
+  { commitSent, checkDoubt, timedOut, opened, runner }: { commitSent?: Promise<unknown>; checkDoubt: boolean; timedOut: boolean; opened?: Promise<unknown>; runner: QueryRunner },
+  requestTimeoutMs: number,
+): Promise<unknown> {
+  // COMMIT was written and the server never answered it (the connection broke, or the deadline
+  // dropped it): the server may or may not have committed, and the client must be told so.
+  if (checkDoubt) {
+    const reply = await commitSent!.then((r) => r, (e: unknown) => e);
+    if (reply instanceof Error && !AppError.sqlState(reply)) return new AppError(503, 'service_unavailable', COMMIT_IN_DOUBT);
+  }
+  if (timedOut) return new AppError(503, 'service_unavailable', `The database did not finish the request within ${requestTimeoutMs} ms; retry shortly`);
+  // The opening statement's own error explains everything that failed behind it.
+  const openError = opened ? await opened.then(() => undefined, (e: unknown) => e) : undefined;
+  // A connection that broke needs no ROLLBACK (and cannot take one): the server ends the transaction.
+  // Nor does one whose COMMIT went out (it committed, or answered ROLLBACK for an aborted transaction).
+  if (opened && !commitSent) await runner.query('ROLLBACK').catch(() => undefined);
+  return openError ?? err;
+}
+
+/**
+ * Thrown by a step that wrote rows it had read without locking them (see `UnitOfWork.optimistic`) when
+ * the database refused the write because a concurrent unit of work changed them first: the unit of
+ * work is rolled back and run again at once, locking first. Never reaches a client.
+ */
+export class LostRace extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LostRace';
+  }
+}
+
+/** The answer when the connection is lost while COMMIT is in flight: its outcome cannot be known. */
+export const COMMIT_IN_DOUBT =
+  'The database connection was lost while the request was being committed, so it may have taken effect; retry it with the same Idempotency-Key to get its outcome';

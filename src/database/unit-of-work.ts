@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ClsService } from 'nestjs-cls';
-import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner } from 'typeorm';
-import { ATTEMPT, Attempt, EarlyCommit, leanQuery, Outcome, PgClient, planMode, ResourceEventKind } from './attempt';
+import { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+import { ATTEMPT, Attempt, attemptError, EarlyCommit, leanQuery, LostRace, Outcome, PgClient, planMode, ResourceEventKind } from './attempt';
 import { AppError } from '../common/errors';
 import { Principal } from '../tenancy/request-context';
 import { APP_ROLE, RETRYABLE_SQLSTATES } from './constants';
@@ -11,6 +11,8 @@ import { DatabaseConnector } from './connector';
 import { wantsGenericPlan } from './prepared';
 import { TenantGate } from './tenant-gate';
 import { TenantRepository } from './tenant-repository';
+
+export { COMMIT_IN_DOUBT, LostRace } from './attempt';
 
 const MAX_ATTEMPTS = 4;
 
@@ -368,7 +370,7 @@ export class UnitOfWork {
       attempt.outcome?.settle(undefined);
       return result;
     } catch (caught) {
-      const err = await this.attemptError(caught, { commitSent, checkDoubt: !!commitSent && !readOnly, timedOut, opened, runner });
+      const err = await attemptError(caught, { commitSent, checkDoubt: !!commitSent && !readOnly, timedOut, opened, runner }, this.requestTimeoutMs);
       // What was done on this transaction's behalf learns what the server did: a COMMIT that answered COMMIT
       // kept the work's statements, whatever failed after it on this side.
       const reply = current?.outcome && commitSent && !readOnly ? await commitSent.then((r) => r, (e: unknown) => e) : undefined;
@@ -380,42 +382,6 @@ export class UnitOfWork {
       if (!released) await runner.release().catch(() => undefined);
     }
   }
-
-  /** What a failed attempt ends with (and the ROLLBACK it still needs). */
-  private async attemptError(
-    err: unknown,
-    { commitSent, checkDoubt, timedOut, opened, runner }: { commitSent?: Promise<unknown>; checkDoubt: boolean; timedOut: boolean; opened?: Promise<unknown>; runner: QueryRunner },
-  ): Promise<unknown> {
-    // COMMIT was written and the server never answered it (the connection broke, or the deadline
-    // dropped it): the server may or may not have committed, and the client must be told so.
-    if (checkDoubt) {
-      const reply = await commitSent!.then((r) => r, (e: unknown) => e);
-      if (reply instanceof Error && !AppError.sqlState(reply)) return new AppError(503, 'service_unavailable', COMMIT_IN_DOUBT);
-    }
-    if (timedOut) return new AppError(503, 'service_unavailable', `The database did not finish the request within ${this.requestTimeoutMs} ms; retry shortly`);
-    // The opening statement's own error explains everything that failed behind it.
-    const openError = opened ? await opened.then(() => undefined, (e: unknown) => e) : undefined;
-    // A connection that broke needs no ROLLBACK (and cannot take one): the server ends the transaction.
-    // Nor does one whose COMMIT went out (it committed, or answered ROLLBACK for an aborted transaction).
-    if (opened && !commitSent) await runner.query('ROLLBACK').catch(() => undefined);
-    return openError ?? err;
-  }
 }
-
-/**
- * Thrown by a step that wrote rows it had read without locking them (see `UnitOfWork.optimistic`) when
- * the database refused the write because a concurrent unit of work changed them first: the unit of
- * work is rolled back and run again at once, locking first. Never reaches a client.
- */
-export class LostRace extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'LostRace';
-  }
-}
-
-/** The answer when the connection is lost while COMMIT is in flight: its outcome cannot be known. */
-export const COMMIT_IN_DOUBT =
-  'The database connection was lost while the request was being committed, so it may have taken effect; retry it with the same Idempotency-Key to get its outcome';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
