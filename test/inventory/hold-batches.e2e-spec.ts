@@ -5,7 +5,6 @@ import { fromDist } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { batchWaiting, blockedBehind } from '../support/locks';
-import { sleep } from '../support/matchers';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 const { Metrics } = fromDist<typeof MetricsModule>('metrics/metrics');
@@ -46,6 +45,15 @@ describe('batches of new reservations', () => {
       [tenantId],
     );
     expect(row).toEqual({ n: row.top, distinct_nos: row.top, top: row.counter, counter: row.counter });
+  }
+
+  /** Each 201 has exactly one reservation.created event, its data the answer (also when its batch fell back and it ran again). */
+  async function expectOneEventEach(tenantId: string, answers: Array<{ status: number; body: { data: { id: string } } }>) {
+    const created = answers.filter((a) => a.status === 201);
+    const events: Array<{ subject_id: string; data: unknown }> = await sql(
+      `SELECT subject_id, data FROM events WHERE tenant_id = $1 AND type = 'reservation.created' AND subject_id = ANY($2::uuid[])`, [tenantId, created.map((a) => a.body.data.id)]);
+    expect(events).toHaveLength(created.length);
+    for (const a of created) expect(events.find((e) => e.subject_id === a.body.data.id)!.data).toEqual(a.body.data);
   }
 
   async function reserved(tenantId: string, itemId: string): Promise<number> {
@@ -112,6 +120,7 @@ describe('batches of new reservations', () => {
     }
     const [{ n }] = await sql(`SELECT count(*)::int AS n FROM reservations WHERE tenant_id = $1 AND notes = 'race'`, [t.tenantId]);
     expect(n).toBe(9);
+    await expectOneEventEach(t.tenantId, answers);
     expect(await reserved(t.tenantId, f.item.id)).toBe(10);
     await expectGapFree(t.tenantId);
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
@@ -146,6 +155,7 @@ describe('batches of new reservations', () => {
     expect((await batchCounts()).fellBack - before.fellBack).toBe(5);
     const rows: Array<{ id: string }> = await sql(`SELECT id FROM reservations WHERE tenant_id = $1 AND notes = 'member'`, [t.tenantId]);
     expect(rows.map((r) => r.id).sort()).toEqual(answers.filter((a) => a.status === 201).map((a) => a.body.data.id).sort());
+    await expectOneEventEach(t.tenantId, answers);
     expect(await reserved(t.tenantId, f.items[0].id)).toBe(1);
     expect(await reserved(t.tenantId, f.items[1].id)).toBe(7);
     await expectGapFree(t.tenantId);
@@ -162,9 +172,10 @@ describe('batches of new reservations', () => {
 
     // A hold that expired at the position (the expiry job has not run) is released by the new reservation's
     // path (there is enough to promise without it: only the expired hold stands in the direct way).
-    const short = (await t.post(R, { ...hold(0, 2, 'expiring'), expiresAt: new Date(Date.now() + 1500).toISOString() }).expect(201)).body.data;
-    await sleep(2000);
+    const short = (await t.post(R, { ...hold(0, 2, 'expiring'), expiresAt: new Date(Date.now() + 3_600_000).toISOString() }).expect(201)).body.data;
+    await sql(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE tenant_id = $1 AND id = $2`, [t.tenantId, short.id]);
     const next = await t.post(R, hold(0, 3, 'after')).expect(201);
+    await expectOneEventEach(t.tenantId, [next]);
     expect(next.body.data).toMatchObject({ qty: 3, status: 'open' });
     const [row] = await sql(`SELECT status FROM reservations WHERE tenant_id = $1 AND id = $2`, [t.tenantId, short.id]);
     expect(row.status).toBe('released');
@@ -194,6 +205,8 @@ describe('batches of new reservations', () => {
       const t: Tenant = await newTenant(alone);
       const f = await inventoryFixture(t);
       await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 100 });
+      // the first looks the item and facility up: the thirty may take the direct way, each alone
+      await t.post(R, { itemId: f.item.id, facilityId: f.facility.id, qty: 1, notes: 'first' }).expect(201);
       await Promise.all(Array.from({ length: 30 }, () => t.post(R, { itemId: f.item.id, facilityId: f.facility.id, qty: 1, notes: 'alone' }).expect(201)));
       const [row] = await sql(`SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS xids FROM reservations WHERE tenant_id = $1 AND notes = 'alone'`, [t.tenantId]);
       expect(row).toEqual({ n: 30, xids: 30 });

@@ -95,8 +95,10 @@ export class DirectHolds {
       };
       // The route's resource event, written by the statement when nothing else follows the handler (then the
       // statement is the unit of work's whole transaction, and may ride in a batch); else after it, as usual.
+      const view = eventView(member);
+      // Taken last: nothing after it can fail and leave the event unwritten by either side.
       const event = this.uow.takeResourceEvent();
-      if (event) member.event = { ...event, view: eventView(member) };
+      if (event) member.event = { ...event, view };
       return member;
     } catch {
       return undefined; // refused on what was known: the full way says so with fresh facts
@@ -149,7 +151,9 @@ k AS (
   SELECT x.*
     FROM x
    CROSS JOIN LATERAL (SELECT 1 FROM items i WHERE i.tenant_id = ${tenantId} AND i.id = x.item_id AND i.version = x.item_version FOR KEY SHARE) i
-   CROSS JOIN LATERAL (SELECT 1 FROM facilities f WHERE f.tenant_id = ${tenantId} AND f.id = x.facility_id AND f.version = x.facility_version OFFSET 0) f),
+   CROSS JOIN LATERAL (SELECT 1 FROM facilities f WHERE f.tenant_id = ${tenantId} AND f.id = x.facility_id AND f.version = x.facility_version OFFSET 0) f
+   -- by the database's clock too: a hold that would lapse at once goes the full way (which releases it)
+   WHERE x.expires_at IS NULL OR x.expires_at > now()),
 ${lapsedAt(tenantId)},
 lp AS MATERIALIZED (
   SELECT p.*

@@ -77,10 +77,12 @@ export class Holds {
       hold.facilityId,
       ids ? this.counters.prelockPositions([{ itemId: hold.itemId, facilityId: hold.facilityId }]) : undefined,
     );
+    // What the next new reservation of this item and facility is checked against in memory (DirectHolds):
+    // remembered before the checks, so that one refused here is refused there too, without a statement.
+    const known = items.get(hold.itemId);
+    if (known && facility) this.facts.rememberHold(this.uow.tenantId, known, facility);
     const item = this.refs.stockItem(items, hold.itemId, at(hold.field, 'itemId'), 'new');
     this.refs.checkFacility(facility, at(hold.field, 'facilityId'), 'new');
-    // What the next new reservation of this item and facility is checked against in memory (DirectHolds).
-    this.facts.rememberHold(this.uow.tenantId, item, facility!);
     const qty = positiveQty(hold.qty, item, at(hold.field, 'qty'));
     // Releasing expired holds changes the position: its prelocked values are then stale.
     const released = await this.releaseLapsed([{ itemId: item.id, facilityId: hold.facilityId }]);
@@ -122,14 +124,25 @@ export class Holds {
       wanted.set(key, w);
     }
     const groups = [...wanted.values()];
+    const [itemIds, facilityIds] = [groups.map((g) => g.itemId), groups.map((g) => g.facilityId)];
+    // The positions are locked here, all of them and in lock order: each `reserve` below takes the RS number
+    // row, after which no position may be locked (a batch of new reservations holds its positions while it
+    // waits for that row: DirectHolds).
     const rows: Array<{ item_id: string; facility_id: string; atp: string }> = await query(
       this.m,
-      sql`WITH ${lapsedHolds(this.uow.tenantId)}
+      sql`WITH lp AS MATERIALIZED (
+         SELECT p.item_id, p.facility_id, p.qty_available_on_hand, p.qty_allocated, p.qty_reserved
+           FROM inventory_positions p
+          WHERE p.tenant_id = ${this.uow.tenantId} AND (p.item_id, p.facility_id) IN (SELECT * FROM unnest(${itemIds}::uuid[], ${facilityIds}::uuid[]))
+          ORDER BY p.item_id, p.facility_id
+            FOR UPDATE OF p),
+       ${lapsedHolds(this.uow.tenantId)}
        SELECT k.item_id, k.facility_id,
               coalesce(p.qty_available_on_hand - p.qty_allocated - p.qty_reserved, 0) + coalesce(h.allocated + h.reserved, 0) AS atp
-         FROM unnest(${groups.map((g) => g.itemId)}::uuid[], ${groups.map((g) => g.facilityId)}::uuid[]) AS k(item_id, facility_id)
-         LEFT JOIN inventory_positions p ON p.tenant_id = ${this.uow.tenantId} AND p.item_id = k.item_id AND p.facility_id = k.facility_id
-         LEFT JOIN lapsed_holds h ON h.item_id = k.item_id AND h.facility_id = k.facility_id`,
+         FROM unnest(${itemIds}::uuid[], ${facilityIds}::uuid[]) AS k(item_id, facility_id)
+         LEFT JOIN lp p ON p.item_id = k.item_id AND p.facility_id = k.facility_id
+         LEFT JOIN lapsed_holds h ON h.item_id = k.item_id AND h.facility_id = k.facility_id
+        WHERE (SELECT count(*) FROM lp) >= 0`,
     );
     const atp = new Map(rows.map((r) => [positionKey({ itemId: r.item_id, facilityId: r.facility_id }), toQty(r.atp)]));
     const short = groups.flatMap((g) => {
