@@ -7,6 +7,9 @@ import { notFound } from './errors';
 /** A UUID in canonical 8-4-4-4-12 hex form, any version (what Postgres' uuid type accepts and prints). */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A UUID as PostgreSQL prints it: canonical and lower-case (what the request DTOs' ids become). */
+export const DB_UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /**
  * A malformed id in a path cannot name any record, so it is 404 not_found (CONTRACT.md §2),
  * never 400, and never a database cast error (500). Valid ids are lower-cased.

@@ -41,45 +41,11 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  private readonly batches = new Counter({
-    name: 'ledger_direct_batches_total',
-    help: 'Batches of direct postings (two or more of a tenant in one transaction and one COMMIT), by outcome (written; fell_back: not written, each posting went the full way)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-
-  private readonly batchPostings = new Counter({
-    name: 'ledger_direct_batch_postings_total',
-    help: 'Postings in batches of direct postings, by outcome (as ledger_direct_batches_total)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-
-  private readonly batchWaiting = new Gauge({
-    name: 'ledger_direct_batch_waiting',
-    help: 'Direct postings waiting in this process for their tenant\'s next batch',
-    registers: [this.registry],
-  });
-
-  private readonly holdBatches = new Counter({
-    name: 'ledger_reservation_batches_total',
-    help: 'Batches of new reservations (two or more of a tenant in one transaction and one COMMIT), by outcome (written; fell_back: not written, each went the full way)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-
-  private readonly holdBatchMembers = new Counter({
-    name: 'ledger_reservation_batch_members_total',
-    help: 'New reservations in batches, by outcome (as ledger_reservation_batches_total)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-
-  private readonly holdBatchWaiting = new Gauge({
-    name: 'ledger_reservation_batch_waiting',
-    help: 'New reservations waiting in this process for their tenant\'s next batch',
-    registers: [this.registry],
-  });
+  /** Group commit of one tenant's writes (PostingBatches), per kind: direct postings and new reservations. */
+  private readonly batchMetrics = {
+    posting: batchMetrics(this.registry, { batches: 'ledger_direct_batches_total', members: 'ledger_direct_batch_postings_total', waiting: 'ledger_direct_batch_waiting' }, 'direct postings'),
+    reservation: batchMetrics(this.registry, { batches: 'ledger_reservation_batches_total', members: 'ledger_reservation_batch_members_total', waiting: 'ledger_reservation_batch_waiting' }, 'new reservations'),
+  };
 
   private readonly refusals = new Counter({
     name: 'http_errors_total',
@@ -137,15 +103,15 @@ export class Metrics {
   }
 
   /** A batch of `size` direct postings (or new reservations), written whole or not at all. */
-  directBatch(size: number, written: boolean, kind: 'posting' | 'reservation' = 'posting'): void {
+  directBatch(size: number, written: boolean, kind: BatchKind = 'posting'): void {
     const labels = { outcome: written ? 'written' : 'fell_back' };
-    (kind === 'posting' ? this.batches : this.holdBatches).inc(labels);
-    (kind === 'posting' ? this.batchPostings : this.holdBatchMembers).inc(labels, size);
+    this.batchMetrics[kind].batches.inc(labels);
+    this.batchMetrics[kind].members.inc(labels, size);
   }
 
   /** How many direct postings (or new reservations) wait for their tenant's next batch now. */
-  directBatchWaiting(n: number, kind: 'posting' | 'reservation' = 'posting'): void {
-    (kind === 'posting' ? this.batchWaiting : this.holdBatchWaiting).set(n);
+  directBatchWaiting(n: number, kind: BatchKind = 'posting'): void {
+    this.batchMetrics[kind].waiting.set(n);
   }
 
   /** One webhook attempt's outcome; `lagSeconds` for a delivery. */
@@ -157,4 +123,20 @@ export class Metrics {
   refused(error: string, status: number): void {
     this.refusals.inc({ error, status: String(status) });
   }
+}
+
+type BatchKind = 'posting' | 'reservation';
+
+/** The three metrics of one kind of batched write: batches and their members by outcome, and members waiting now. */
+function batchMetrics(registry: Registry, names: { batches: string; members: string; waiting: string }, what: string) {
+  return {
+    batches: new Counter({
+      name: names.batches,
+      help: `Batches of ${what} (two or more of a tenant in one transaction and one COMMIT), by outcome (written; fell_back: not written, each went the full way)`,
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    members: new Counter({ name: names.members, help: `${what[0].toUpperCase()}${what.slice(1)} in batches, by outcome (as ${names.batches})`, labelNames: ['outcome'] as const, registers: [registry] }),
+    waiting: new Gauge({ name: names.waiting, help: `${what[0].toUpperCase()}${what.slice(1)} waiting in this process for their tenant's next batch`, registers: [registry] }),
+  };
 }

@@ -1,15 +1,13 @@
 import { Client } from 'pg';
-import type * as MetricsModule from '../../src/metrics/metrics';
 import type * as UowModule from '../../src/database/unit-of-work';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist, nativeRequire } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
-import { batchWaiting, blockedBehind } from '../support/locks';
+import { batchMembers, batchWaiting, blockedBehind, expectNumbersGapFree } from '../support/locks';
 import { sleep } from '../support/matchers';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
-const { Metrics } = fromDist<typeof MetricsModule>('metrics/metrics');
 const { COMMIT_IN_DOUBT } = fromDist<typeof UowModule>('database/unit-of-work');
 // the service's own typeorm: its DataSource class is the app's provider token
 const { DataSource } = nativeRequire('typeorm') as { DataSource: abstract new (...args: never[]) => unknown };
@@ -31,23 +29,7 @@ describe('batches of direct postings', () => {
   });
   afterAll(() => ctx.close());
 
-  /** The app's batch counters: postings in batches written whole, and in batches that fell back. */
-  async function batchCounts(): Promise<{ written: number; fellBack: number }> {
-    const metric = await ctx.app.get(Metrics).registry.getSingleMetric('ledger_direct_batch_postings_total')!.get();
-    const of = (outcome: string) => metric.values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
-    return { written: of('written'), fellBack: of('fell_back') };
-  }
 
-  /** The tenant's TX numbers are 1..N, each once. */
-  async function expectGapFree(tenantId: string) {
-    const [row] = await sql(
-      `SELECT count(*)::int AS n, count(DISTINCT txn_no)::int AS distinct_nos, max(substr(txn_no, 4)::int) AS top,
-              (SELECT last_value::int FROM document_sequences WHERE tenant_id = $1 AND prefix = 'TX') AS counter
-         FROM ledger_transactions WHERE tenant_id = $1`,
-      [tenantId],
-    );
-    expect(row).toEqual({ n: row.top, distinct_nos: row.top, top: row.counter, counter: row.counter });
-  }
 
   async function onHand(tenantId: string, itemId: string, locationId: string): Promise<number> {
     const [row] = await sql(`SELECT qty_on_hand::float AS q FROM balances WHERE tenant_id = $1 AND item_id = $2 AND location_id = $3`, [tenantId, itemId, locationId]);
@@ -61,7 +43,7 @@ describe('batches of direct postings', () => {
     const hot = { itemId: hotItem.id, locationId: f.locations[0].id };
     await adjust(t, { ...hot, qtyDelta: 1000 });
     for (const item of f.items.slice(1)) await adjust(t, { itemId: item.id, locationId: f.locations[1].id, qtyDelta: 5 });
-    const before = await batchCounts();
+    const before = await batchMembers(ctx.app, 'ledger_direct_batch_postings_total');
 
     // 120 at once: half ±1 on one hot balance, half +1 spread over 20 balances.
     const deltas = Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? { ...hot, qtyDelta: i % 4 === 0 ? -1 : 1 } : {
@@ -82,13 +64,13 @@ describe('batches of direct postings', () => {
     // batches formed: fewer database transactions than postings, and the metric counted them
     const xids = new Set(rows.map((r) => r.xid));
     expect(xids.size).toBeLessThan(120);
-    expect((await batchCounts()).written - before.written).toBeGreaterThan(0);
+    expect((await batchMembers(ctx.app, 'ledger_direct_batch_postings_total')).written - before.written).toBeGreaterThan(0);
     // within one database transaction the numbers are consecutive (one range)
     for (const xid of xids) {
       const nos = rows.filter((r) => r.xid === xid).map((r) => Number(r.txn_no.slice(3))).sort((a, b) => a - b);
       expect(nos[nos.length - 1] - nos[0]).toBe(nos.length - 1);
     }
-    await expectGapFree(t.tenantId);
+    await expectNumbersGapFree(sql, t.tenantId, 'TX');
 
     // events: each posting's transaction.posted is its answer; the hot balance's stock.changed quantities,
     // in number order, are the running sum (the quantity after each posting, also inside a batch)
@@ -116,7 +98,7 @@ describe('batches of direct postings', () => {
     const plenty = { itemId: f.items[1].id, locationId: f.location.id };
     await adjust(t, { ...short, qtyDelta: 2 });
     await adjust(t, { ...plenty, qtyDelta: 10 });
-    const before = await batchCounts();
+    const before = await batchMembers(ctx.app, 'ledger_direct_batch_postings_total');
 
     // Hold the tenant's TX number row: the first adjustment (the leader) waits on it with its statement
     // sent; the next six queue for its tenant's next batch.
@@ -144,13 +126,13 @@ describe('batches of direct postings', () => {
       await holder.end();
     }
     // the six went as one batch, which fell back whole; then each was posted (or refused) on its own
-    const after = await batchCounts();
+    const after = await batchMembers(ctx.app, 'ledger_direct_batch_postings_total');
     expect(after.fellBack - before.fellBack).toBe(6);
     const [{ n }] = await sql(`SELECT count(*)::int AS n FROM ledger_transactions WHERE tenant_id = $1 AND reason = 'member'`, [t.tenantId]);
     expect(n).toBe(5);
     expect(await onHand(t.tenantId, short.itemId, short.locationId)).toBe(2);
     expect(await onHand(t.tenantId, plenty.itemId, plenty.locationId)).toBe(16);
-    await expectGapFree(t.tenantId);
+    await expectNumbersGapFree(sql, t.tenantId, 'TX');
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 
@@ -191,7 +173,7 @@ describe('batches of direct postings', () => {
     const [{ n }] = await sql(`SELECT count(*)::int AS n FROM ledger_transactions WHERE tenant_id = $1 AND reason = 'in-doubt'`, [t.tenantId]);
     expect(n).toBe(0);
     expect(await onHand(t.tenantId, y.itemId, y.locationId)).toBe(100);
-    await expectGapFree(t.tenantId);
+    await expectNumbersGapFree(sql, t.tenantId, 'TX');
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 
@@ -206,7 +188,7 @@ describe('batches of direct postings', () => {
     const change = new Client({ connectionString: testDatabaseUrl() });
     await Promise.all([txRow.connect(), change.connect()]);
     const pid = async (c: Client) => (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
-    const before = await batchCounts();
+    const before = await batchMembers(ctx.app, 'ledger_direct_batch_postings_total');
     let answers;
     try {
       // Another change to b's balance, not committed yet: 5 → 0 (on hand and the position's available).
@@ -236,7 +218,7 @@ describe('batches of direct postings', () => {
     }
     // 0 on hand when the batch could go on: −3 first would take b below zero before +3 put it back, so the batch
     // is not written; each then posts on its own, in whichever order they come: −3 is refused, or posted after +3.
-    expect((await batchCounts()).fellBack - before.fellBack).toBe(2);
+    expect((await batchMembers(ctx.app, 'ledger_direct_batch_postings_total')).fellBack - before.fellBack).toBe(2);
     const [minusAnswer, plusAnswer] = answers;
     expect(plusAnswer.status).toBe(201);
     if (minusAnswer.status === 201) expect(minusAnswer.body.data.txnNo > plusAnswer.body.data.txnNo).toBe(true);
@@ -282,7 +264,7 @@ describe('batches of direct postings', () => {
     expect(answers.map((r) => r.status)).toEqual(answers.map(() => 201));
     const [{ n }] = await sql(`SELECT count(*)::int AS n FROM ledger_transactions WHERE tenant_id = $1 AND reason = 'handed-on'`, [t.tenantId]);
     expect(n).toBe(count);
-    await expectGapFree(t.tenantId);
+    await expectNumbersGapFree(sql, t.tenantId, 'TX');
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 
@@ -294,7 +276,7 @@ describe('batches of direct postings', () => {
       await Promise.all(Array.from({ length: 40 }, () => t.post('/v1/inventory/adjustments', { itemId: f.items[0].id, locationId: f.location.id, qtyDelta: 1, reason: 'alone' }).expect(201)));
       const [row] = await sql(`SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS xids FROM ledger_transactions WHERE tenant_id = $1 AND reason = 'alone'`, [t.tenantId]);
       expect(row).toEqual({ n: 40, xids: 40 });
-      await expectGapFree(t.tenantId);
+      await expectNumbersGapFree(sql, t.tenantId, 'TX');
     } finally {
       await alone.close();
     }

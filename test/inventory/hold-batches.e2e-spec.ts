@@ -1,13 +1,11 @@
 import { Client } from 'pg';
-import type * as MetricsModule from '../../src/metrics/metrics';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
-import { batchWaiting, blockedBehind } from '../support/locks';
+import { batchMembers, batchWaiting, blockedBehind, expectNumbersGapFree } from '../support/locks';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
-const { Metrics } = fromDist<typeof MetricsModule>('metrics/metrics');
 
 const R = '/v1/inventory/reservations';
 const WAITING = 'ledger_reservation_batch_waiting';
@@ -30,22 +28,7 @@ describe('batches of new reservations', () => {
   });
   afterAll(() => ctx.close());
 
-  async function batchCounts(): Promise<{ written: number; fellBack: number }> {
-    const metric = await ctx.app.get(Metrics).registry.getSingleMetric('ledger_reservation_batch_members_total')!.get();
-    const of = (outcome: string) => metric.values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
-    return { written: of('written'), fellBack: of('fell_back') };
-  }
 
-  /** The tenant's RS numbers are 1..N, each once, and the counter row says N. */
-  async function expectGapFree(tenantId: string) {
-    const [row] = await sql(
-      `SELECT count(*)::int AS n, count(DISTINCT reservation_no)::int AS distinct_nos, max(substr(reservation_no, 4)::int) AS top,
-              (SELECT last_value::int FROM document_sequences WHERE tenant_id = $1 AND prefix = 'RS') AS counter
-         FROM reservations WHERE tenant_id = $1`,
-      [tenantId],
-    );
-    expect(row).toEqual({ n: row.top, distinct_nos: row.top, top: row.counter, counter: row.counter });
-  }
 
   /** Each 201 has exactly one reservation.created event, its data the answer (also when its batch fell back and it ran again). */
   async function expectOneEventEach(tenantId: string, answers: Array<{ status: number; body: { data: { id: string } } }>) {
@@ -74,7 +57,7 @@ describe('batches of new reservations', () => {
 
   it('parallel reservations share transactions; each 201 is one reservation with its own number and answer', async () => {
     const { t, f, hold } = await stocked(1000, 3);
-    const before = await batchCounts();
+    const before = await batchMembers(ctx.app, 'ledger_reservation_batch_members_total');
     const wanted = Array.from({ length: 90 }, (_, i) => hold(i % 3, 1 + (i % 4), 'batch'));
     const answers = await Promise.all(wanted.map((h) => t.post(R, h)));
     expect(answers.map((a) => a.status)).toEqual(wanted.map(() => 201));
@@ -92,7 +75,7 @@ describe('batches of new reservations', () => {
     // batches formed: fewer database transactions than reservations, each with one range of numbers
     const xids = new Set(rows.map((r) => r.xid));
     expect(xids.size).toBeLessThan(90);
-    expect((await batchCounts()).written - before.written).toBeGreaterThan(0);
+    expect((await batchMembers(ctx.app, 'ledger_reservation_batch_members_total')).written - before.written).toBeGreaterThan(0);
     for (const xid of xids) {
       const nos = rows.filter((r) => r.xid === xid).map((r) => Number(r.reservation_no.slice(3))).sort((a, b) => a - b);
       expect(nos[nos.length - 1] - nos[0]).toBe(nos.length - 1);
@@ -102,7 +85,7 @@ describe('batches of new reservations', () => {
       `SELECT subject_id, action, data FROM events WHERE tenant_id = $1 AND type = 'reservation.created' AND data->>'notes' = 'batch'`, [t.tenantId]);
     expect(events).toHaveLength(90);
     for (const a of answers) expect(events.filter((e) => e.subject_id === a.body.data.id)).toEqual([{ subject_id: a.body.data.id, action: 'create', data: a.body.data }]);
-    await expectGapFree(t.tenantId);
+    await expectNumbersGapFree(sql, t.tenantId, 'RS');
     for (const [i, item] of f.items.entries()) {
       expect(await reserved(t.tenantId, item.id)).toBe(1 + wanted.filter((h) => h.itemId === f.items[i].id).reduce((s, h) => s + h.qty, 0));
     }
@@ -122,13 +105,13 @@ describe('batches of new reservations', () => {
     expect(n).toBe(9);
     await expectOneEventEach(t.tenantId, answers);
     expect(await reserved(t.tenantId, f.item.id)).toBe(10);
-    await expectGapFree(t.tenantId);
+    await expectNumbersGapFree(sql, t.tenantId, 'RS');
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 
   it('a hold that cannot be written sends its batch the full way: it gets its own 409, the others are reserved once each', async () => {
     const { t, f, hold } = await stocked(10, 2);
-    const before = await batchCounts();
+    const before = await batchMembers(ctx.app, 'ledger_reservation_batch_members_total');
     // Hold the tenant's RS number row: the first reservation (the leader) waits on it with its statement
     // sent; the next five queue for the tenant's next batch.
     const holder = new Client({ connectionString: testDatabaseUrl() });
@@ -152,13 +135,13 @@ describe('batches of new reservations', () => {
     expect(answers.map((a) => a.status)).toEqual([201, 201, 409, 201, 201]);
     expect(answers[2].body).toMatchObject({ error: 'insufficient_stock', details: [expect.objectContaining({ requested: 50, available: 9 })] });
     // the five went as one batch, which fell back whole; then each was reserved (or refused) on its own
-    expect((await batchCounts()).fellBack - before.fellBack).toBe(5);
+    expect((await batchMembers(ctx.app, 'ledger_reservation_batch_members_total')).fellBack - before.fellBack).toBe(5);
     const rows: Array<{ id: string }> = await sql(`SELECT id FROM reservations WHERE tenant_id = $1 AND notes = 'member'`, [t.tenantId]);
     expect(rows.map((r) => r.id).sort()).toEqual(answers.filter((a) => a.status === 201).map((a) => a.body.data.id).sort());
     await expectOneEventEach(t.tenantId, answers);
     expect(await reserved(t.tenantId, f.items[0].id)).toBe(1);
     expect(await reserved(t.tenantId, f.items[1].id)).toBe(7);
-    await expectGapFree(t.tenantId);
+    await expectNumbersGapFree(sql, t.tenantId, 'RS');
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 
@@ -182,7 +165,7 @@ describe('batches of new reservations', () => {
     const [{ n }] = await sql(`SELECT count(*)::int AS n FROM events WHERE tenant_id = $1 AND type = 'reservation.updated' AND action = 'expire' AND subject_id = $2`, [t.tenantId, short.id]);
     expect(n).toBe(1);
     expect(await reserved(t.tenantId, f.items[0].id)).toBe(4);
-    await expectGapFree(t.tenantId);
+    await expectNumbersGapFree(sql, t.tenantId, 'RS');
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 
@@ -196,7 +179,7 @@ describe('batches of new reservations', () => {
     expect(events).toEqual([{ data: first.body.data }]);
     const [{ n }] = await sql(`SELECT count(*)::int AS n FROM reservations WHERE tenant_id = $1 AND notes = 'keyed'`, [t.tenantId]);
     expect(n).toBe(1);
-    await expectGapFree(t.tenantId);
+    await expectNumbersGapFree(sql, t.tenantId, 'RS');
   });
 
   it('with LEDGER_BATCHES=false each reservation is its own transaction', async () => {
@@ -210,7 +193,7 @@ describe('batches of new reservations', () => {
       await Promise.all(Array.from({ length: 30 }, () => t.post(R, { itemId: f.item.id, facilityId: f.facility.id, qty: 1, notes: 'alone' }).expect(201)));
       const [row] = await sql(`SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS xids FROM reservations WHERE tenant_id = $1 AND notes = 'alone'`, [t.tenantId]);
       expect(row).toEqual({ n: 30, xids: 30 });
-      await expectGapFree(t.tenantId);
+      await expectNumbersGapFree(sql, t.tenantId, 'RS');
     } finally {
       await alone.close();
     }

@@ -79,13 +79,41 @@ export async function blockedBehind(query: Query, holder: number, n: number, tim
  * they are in flight, queued in the service, none of them sent yet. `app`: the Nest application under test.
  */
 export async function batchWaiting(app: { get(token: unknown): unknown }, n: number, timeoutMs = 20_000, gaugeName = 'ledger_direct_batch_waiting'): Promise<void> {
-  const { Metrics } = (globalThis as unknown as { __nativeRequire: NodeJS.Require }).__nativeRequire(`${DIST}/metrics/metrics.js`) as { Metrics: unknown };
-  const gauge = (app.get(Metrics) as { registry: { getSingleMetric(name: string): { get(): Promise<{ values: Array<{ value: number }> }> } } })
-    .registry.getSingleMetric(gaugeName);
+  const gauge = metricOf(app, gaugeName);
   let now = 0;
   for (const start = Date.now(); Date.now() - start < timeoutMs; await new Promise((r) => setTimeout(r, 10))) {
     now = (await gauge.get()).values[0]?.value ?? 0;
     if (now >= n) return;
   }
   throw new Error(`only ${now} of ${n} waited for their batch (${gaugeName}) after ${timeoutMs} ms`);
+}
+
+type MetricValues = { values: Array<{ value: number; labels: Record<string, string | number> }> };
+
+/** One of the app's metrics (Metrics.registry), by name. */
+function metricOf(app: { get(token: unknown): unknown }, name: string): { get(): Promise<MetricValues> } {
+  const { Metrics } = (globalThis as unknown as { __nativeRequire: NodeJS.Require }).__nativeRequire(`${DIST}/metrics/metrics.js`) as { Metrics: unknown };
+  return (app.get(Metrics) as { registry: { getSingleMetric(name: string): { get(): Promise<MetricValues> } } }).registry.getSingleMetric(name);
+}
+
+/**
+ * The app's batched writes by outcome so far: `written` (in batches written whole) and `fellBack` (in batches
+ * that went the full way). `counterName`: `ledger_direct_batch_postings_total` or `ledger_reservation_batch_members_total`.
+ */
+export async function batchMembers(app: { get(token: unknown): unknown }, counterName: string): Promise<{ written: number; fellBack: number }> {
+  const { values } = await metricOf(app, counterName).get();
+  const of = (outcome: string) => values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+  return { written: of('written'), fellBack: of('fell_back') };
+}
+
+/** A tenant's numbers of `prefix` (TX: ledger transactions, RS: reservations) are 1..N, each once, and its counter row says N. */
+export async function expectNumbersGapFree(query: Query, tenantId: string, prefix: 'TX' | 'RS'): Promise<void> {
+  const [table, column] = prefix === 'TX' ? ['ledger_transactions', 'txn_no'] : ['reservations', 'reservation_no'];
+  const [row] = await query(
+    `SELECT count(*)::int AS n, count(DISTINCT ${column})::int AS distinct_nos, max(substr(${column}, 4)::int) AS top,
+            (SELECT last_value::int FROM document_sequences WHERE tenant_id = $1 AND prefix = '${prefix}') AS counter
+       FROM ${table} WHERE tenant_id = $1`,
+    [tenantId],
+  );
+  expect(row).toEqual({ n: row.top, distinct_nos: row.top, top: row.counter, counter: row.counter });
 }

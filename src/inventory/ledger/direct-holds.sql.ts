@@ -1,5 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { DB_UUID_PATTERN } from '../../common/uuid';
 import { raw, Sql, sql } from '../../database/sql';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { Settings } from '../../config/settings';
@@ -15,10 +16,7 @@ import { PostingFacts } from './posting-facts';
 import { Batched, PostingBatches } from './posting-batches';
 import { reservationView, ReservationRow } from './views';
 
-/** A UUID as PostgreSQL prints it: lower-case. */
-const DB_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** A new reservation whose expiry is at least this far away may take the direct way (it cannot lapse while it is written). */
+/** A new reservation whose expiry is nearer goes the full way at once (the statement refuses one that has lapsed by the database's clock; this keeps those that are about to from costing a statement first). */
 const EXPIRY_MARGIN_MS = 60_000;
 
 /** The constraints of a position that a concurrent hold or posting can make a direct hold's write break. */
@@ -79,7 +77,8 @@ export class DirectHolds {
   /** The direct way's member for `hold` (on the first attempt of its unit of work, nothing after it), or undefined. */
   plan(hold: Hold, ending: Ending): HoldMember | undefined {
     if (!this.enabled || !ending.last || !this.uow.optimistic) return undefined;
-    if (!DB_UUID.test(hold.itemId) || !DB_UUID.test(hold.facilityId)) return undefined;
+    // Ids as the database prints them (the answer and the event echo them); anything else goes the full way.
+    if (![hold.itemId, hold.facilityId, hold.demandId, hold.demandLineId].every((id) => id == null || DB_UUID_PATTERN.test(id))) return undefined;
     if (hold.expiresAt && !(hold.expiresAt.getTime() > Date.now() + EXPIRY_MARGIN_MS)) return undefined;
     const known = this.facts.forHold(this.uow.tenantId, hold.itemId, hold.facilityId);
     if (!known) return undefined;
@@ -90,7 +89,7 @@ export class DirectHolds {
       const qty = positiveQty(hold.qty, item, field);
       const member: HoldMember = {
         id: randomUUID(), itemId: item.id, itemVersion: item.version, facilityId: known.facility.id, facilityVersion: known.facility.version,
-        qty: decimalText(qty), demandType: hold.demandType ?? 'manual', demandId: hold.demandId?.toLowerCase() ?? null, demandLineId: hold.demandLineId?.toLowerCase() ?? null,
+        qty: decimalText(qty), demandType: hold.demandType ?? 'manual', demandId: hold.demandId ?? null, demandLineId: hold.demandLineId ?? null,
         expiresAt: hold.expiresAt ?? null, notes: hold.notes ?? null, userId: this.uow.userId,
       };
       // The route's resource event, written by the statement when nothing else follows the handler (then the

@@ -1,5 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { DB_UUID_PATTERN } from '../../common/uuid';
 import { empty, raw, Sql, sql } from '../../database/sql';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { nextNumberSql, numberRangeSql, numberText } from '../../documents/numbering.sql';
@@ -27,9 +28,6 @@ export interface Member extends Batched<Member, DirectRow> {
   view: false | (() => object);
 }
 type Header = { id: string; type: string; postedBy: string; reason: string | null; sourceType: string | null; sourceId: string | null };
-
-/** A UUID as PostgreSQL prints it: lower-case. */
-const DB_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A posting the direct way takes: its one line checked, in memory, by the full way's own rules. */
 export interface DirectPlan {
@@ -88,7 +86,7 @@ export class DirectPostings {
     const [line] = posting.lines;
     if (isIssue(line) || line.lotId || line.lotNo || line.expiryDate || line.serialNos?.length || line.pickSerials) return undefined;
     // Ids as the database prints them (the full way compares them as strings); anything else goes the full way.
-    if (!DB_UUID.test(line.itemId) || !DB_UUID.test(line.locationId) || (line.statusId != null && !DB_UUID.test(line.statusId))) return undefined;
+    if (!DB_UUID_PATTERN.test(line.itemId) || !DB_UUID_PATTERN.test(line.locationId) || (line.statusId != null && !DB_UUID_PATTERN.test(line.statusId))) return undefined;
     const refs = this.facts.lookup(this.uow.tenantId, line.itemId, line.locationId);
     if (!refs) return undefined;
     try {

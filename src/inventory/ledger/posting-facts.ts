@@ -13,7 +13,8 @@ export const MAX_REMEMBERED = 20_000;
 /**
  * The master data the full posting path last checked lines against, per tenant: items and locations
  * with the versions of their rows (and of the location's facility), and the tenant's stock statuses
- * (which never change); for new reservations, items and facilities with their versions (DirectHolds). The one-statement adjustment (DirectPostings) runs the full path's own line rules
+ * (which never change); for new reservations, items and facilities with their versions (DirectHolds).
+ * The one-statement adjustment (DirectPostings) runs the full path's own line rules
  * (PostingLines.checkLine) on these facts, in memory, and its statement writes only while the rows still
  * have those versions: the rules are defined once, and a change of an item, location or facility sends
  * the next posting the full way, which looks them up again. Bounded (MAX_REMEMBERED); nothing here is
