@@ -431,24 +431,23 @@ async function eventsCost(defs, on, off, platform) {
  * (both platforms' services are up): the figures include the dispatcher of every instance.
  */
 async function webhookCost(defs, common, platform) {
-  const { createServer } = require('node:http');
-  const deliveries = [];
-  const receiver = createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const at = Date.now();
-      try {
-        const e = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        deliveries.push({ id: req.headers['webhook-id'], type: e.type, lagMs: at - Date.parse(e.occurredAt) });
-      } catch {
-        deliveries.push({ id: req.headers['webhook-id'], type: null, lagMs: null });
-      }
-      res.writeHead(204).end();
+  const { fork } = require('node:child_process');
+  const receiver = fork(join(__dirname, 'receiver.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ask = (cmd) =>
+    new Promise((resolve, reject) => {
+      const onMessage = (m) => {
+        if (m.cmd !== (cmd === 'start' ? 'listening' : cmd)) return;
+        receiver.off('message', onMessage);
+        receiver.off('exit', onExit);
+        resolve(m);
+      };
+      const onExit = (code) => reject(new Error(`the webhook receiver exited (${code})`));
+      receiver.on('message', onMessage);
+      receiver.once('exit', onExit);
+      if (cmd !== 'start') receiver.send({ cmd });
     });
-  });
-  await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${receiver.address().port}/hook`;
+  const { port } = await ask('start');
+  const url = `http://127.0.0.1:${port}/hook`;
   const api = (method, path, body) =>
     fetch(`${common.service.base}${path}`, { method, headers: { ...common.headers, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
   const def = defs.adjustSpread;
@@ -457,6 +456,7 @@ async function webhookCost(defs, common, platform) {
   let expected = 0;
   let received = 0;
   let duplicates = 0;
+  let receiverCpuMs = 0;
   try {
     for (let round = 1; round <= config.eventsRounds; round++) {
       for (const mode of round % 2 ? ['on', 'off'] : ['off', 'on']) {
@@ -468,35 +468,37 @@ async function webhookCost(defs, common, platform) {
         const created = await api('POST', '/v1/webhooks', { url, types: ['stock.changed'], description: 'bench receiver' });
         if (created.status !== 201) throw new Error(`POST /v1/webhooks: ${created.status} ${await created.text()}`);
         const hook = (await created.json()).data;
-        deliveries.length = 0;
+        await ask('reset');
+        const cpuBefore = (await ask('report')).cpuMs;
         const r = await runScenario('adjustSpreadWebhook', def, { ...common, label });
         runs.on.push(r);
         // Every stock.changed event of the run (warm-up included): one per 201 (one balance key per adjustment).
         const want = (r.warmup.byStatus[201] ?? 0) + (r.byStatus[201] ?? 0);
         const until = Date.now() + 60_000;
-        while (new Set(deliveries.map((d) => d.id)).size < want && Date.now() < until) await new Promise((res) => setTimeout(res, 200));
-        const ids = new Set(deliveries.map((d) => d.id));
+        while ((await ask('count')).received < want && Date.now() < until) await new Promise((res) => setTimeout(res, 200));
+        const got = await ask('report');
         expected += want;
-        received += ids.size;
-        duplicates += deliveries.length - ids.size;
-        lags.push(...deliveries.filter((d) => d.lagMs !== null).map((d) => d.lagMs));
+        received += got.received;
+        duplicates += got.requests - got.received;
+        receiverCpuMs += got.cpuMs - cpuBefore;
+        lags.push(...got.lags);
         const removed = await api('DELETE', `/v1/webhooks/${hook.id}`);
         if (removed.status !== 204) throw new Error(`DELETE /v1/webhooks/${hook.id}: ${removed.status}`);
       }
     }
   } finally {
-    receiver.close();
+    receiver.kill();
   }
   const on = merge(runs.on, `${def.label}, webhook on (${config.eventsRounds} runs) [${platform}]`);
   const off = merge(runs.off, `${def.label}, webhook off (${config.eventsRounds} runs) [${platform}]`);
   lags.sort((a, b) => a - b);
   const pct = (q) => (lags.length ? lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] : null);
   const ratios = runs.on.map((r, i) => r.rps / runs.off[i].rps);
-  on.webhook = { ratio: on.rps / off.rps, ratios, expected, received, duplicates, lagP50: pct(0.5), lagP99: pct(0.99), lagMax: lags.at(-1) ?? null };
+  on.webhook = { ratio: on.rps / off.rps, ratios, expected, received, duplicates, receiverCpuMs: received ? receiverCpuMs / received : null, lagP50: pct(0.5), lagP99: pct(0.99), lagMax: lags.at(-1) ?? null };
   const w = on.webhook;
   log(`  ${def.label} [${platform}]: with a webhook ${on.rps.toFixed(0)} req/s, without ${off.rps.toFixed(0)} req/s: ${w.ratio.toFixed(3)} × ` +
     `(rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}); delivered ${w.received} of ${w.expected} events (${w.duplicates} repeated), ` +
-    `event → delivery p50 ${w.lagP50} ms, p99 ${w.lagP99} ms, max ${w.lagMax} ms`);
+    `event → delivery p50 ${w.lagP50} ms, p99 ${w.lagP99} ms, max ${w.lagMax} ms; the receiver's CPU ${w.receiverCpuMs?.toFixed(2)} ms per delivery`);
   return { adjustSpreadWebhookOn: on, adjustSpreadWebhookOff: off };
 }
 

@@ -1,16 +1,16 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
+import type { EntityManager } from 'typeorm';
 import { ACROSS_TENANTS, BackgroundJob } from '../common/background-job';
 import { Settings } from '../config/settings';
 import { UnitOfWork } from '../database/unit-of-work';
-import { readFeed } from '../events/events.sql';
+import { EventRow, readFeed } from '../events/events.sql';
 import { eventView, typeFilterOf, typeMatches } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
-import { closeDeliveryConnections, send, SendResult, signature } from './delivery';
+import { DeliveryThread, Exchange } from './delivery-thread';
 import { MAX_ATTEMPTS, outcomeOf } from './retry-schedule';
 import { SecretBox } from './secret-box';
-import { checkTarget, TargetRefused } from './targets';
-import { AttemptOutcome, claimDueAttempts, ClaimedAttempt, enqueueEvents, finishAttempts, lockForFanOut, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
+import { AttemptOutcome, AttemptRecord, claimDueAttempts, ClaimedAttempt, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, lockForLease, recordSegment, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
 
 /** An attempt's outcome waiting to be recorded, and the attempt's wait for it. */
 interface PendingRecord {
@@ -22,46 +22,74 @@ interface PendingRecord {
 
 /** Recorded as the user of the workers' units of work. */
 export const WEBHOOK_JOB_USER = 'system:webhooks';
-/** Events read from the feed per fan-out transaction, and transactions per webhook per run. */
-const FAN_OUT_BATCH = 500;
-const FAN_OUT_BATCHES = 10;
+/** Events read from the feed per statement, reads per lease, and a segment's most events. */
+const FEED_READ = 500;
+const FEED_READS = 10;
+const SEGMENT_MAX = 200;
 const MAX_WEBHOOKS_PER_RUN = 1000;
 const MAX_TENANTS_PER_RUN = 1000;
 /**
- * How long a claimed attempt is this process's (seconds): longer than an attempt can take (the target's
- * DNS check, 5 s, and the 15 s answer timeout). A process that dies mid-attempt leaves it to be made again
- * once this has passed.
+ * How long a lease (a claimed retry, a segment of the feed) is this process's (seconds): longer than an
+ * attempt can take (ATTEMPT_SECONDS: the target's DNS check, 5 s, and the 15 s answer timeout). A process
+ * that dies mid-attempt leaves it to be made again once this has passed.
  */
 const LEASE_SECONDS = 60;
+const ATTEMPT_SECONDS = 20;
+/** A segment's sends start at most this long after its lease was taken: each ends before the lease does. */
+const SEGMENT_SENDING_MS = (LEASE_SECONDS - ATTEMPT_SECONDS - 5) * 1000;
+const ANY_TYPE = { exact: [], prefixes: [] };
+
+/** A leased segment with what sending it takes: the webhook's target and secret, and the segment's events of the webhook's types. */
+interface SegmentToSend {
+  segment: LeasedSegment;
+  url: string;
+  secretCiphertext: string;
+  events: Array<EventRow & { id: string }>;
+  /** When its sends must have started (Date.now() milliseconds). */
+  sendBy: number;
+}
+
+const isAfter = (e: EventRow, p: { txid: string; seq: string }) => BigInt(e.txid!) > BigInt(p.txid) || (e.txid === p.txid && BigInt(e.seq!) > BigInt(p.seq));
 
 /**
  * Delivers the event feed to webhooks, in the service process (WEBHOOKS_ENABLED), every WEBHOOK_POLL_MS:
  *
- * 1. Fan-out: for each active webhook with new events in the feed (below the feed's horizon, as
- *    GET /v1/events reads it), one transaction locks the webhook (SKIP LOCKED: one process at a time per
- *    webhook), writes a pending attempt per matching event (its JSON as the feed shows it) and moves the
- *    webhook's feed position past the events read. Nothing is lost or written twice whichever process
- *    crashes when: the attempts and the position commit together.
- * 2. Delivery: for each tenant with due attempts, claim some (SKIP LOCKED + a lease, committed), then send
- *    each without holding a transaction; record the outcome (only while the lease is still ours) with the
- *    next attempt, in one transaction. At most WEBHOOK_CONCURRENCY attempts are in flight in a process and
- *    WEBHOOK_TENANT_CONCURRENCY per tenant (across processes, as leases count), so one slow receiver holds
- *    a few slots of its own tenant and no one else's. Sends run beside the timer: the next runs go on.
+ * 1. First attempts, straight from the feed (migration WebhookSegments). For each active webhook with new
+ *    events (below the feed's horizon, as GET /v1/events reads it), one transaction locks the webhook (SKIP
+ *    LOCKED: one lease at a time per webhook), moves its feed position past up to SEGMENT_MAX events of its
+ *    types and leases that segment to this process. The segment's events are sent, up to
+ *    WEBHOOK_TENANT_CONCURRENCY at once; then one statement deletes the segment (only while the lease is
+ *    still ours) and inserts each attempt as it ended, with the retries it schedules — in the transaction
+ *    that leases the next segment, while there is one. One row write and a share of two commits per event.
+ *    A segment whose process died is leased again once its lease has run out, and sent again whole (what a
+ *    lost answer explains). A 410, a stopping service or a lease about to run out ends a segment early: its
+ *    unsent events are recorded as pending first attempts, made by step 2.
+ * 2. Retries (and first attempts recorded pending): for each tenant with due attempts, claim some (SKIP
+ *    LOCKED + a lease, committed), then send each without holding a transaction; record the outcome (only
+ *    while the lease is still ours) with the next attempt, in one transaction.
  *
- * Everything that is pending lives in the database, so a restart or a crash during a backoff loses
- * nothing; an attempt is made by one process, or again by another only when its lease ran out with no
- * outcome recorded (the first process died mid-attempt: a lost answer).
+ * At most WEBHOOK_CONCURRENCY attempts are in flight in a process and WEBHOOK_TENANT_CONCURRENCY per
+ * tenant (retries: across processes, as leases count; a segment: in its process), so one slow receiver holds
+ * a few slots of its own tenant and no one else's. Sends run beside the timer: the next runs go on.
+ *
+ * Everything that is pending lives in the database (the feed and the webhook's position, the segments, the
+ * pending rows), so a restart or a crash during a backoff loses nothing.
  */
 @Injectable()
 export class WebhookDispatcher extends BackgroundJob {
   private readonly logger = new Logger(WebhookDispatcher.name);
+  /** Retries in flight, and the webhooks whose feed this process is sending (by tenant:webhook). */
   private readonly sending = new Set<Promise<void>>();
+  private readonly feeding = new Map<string, Promise<void>>();
+  /** Attempts in flight in this process (retries and segments' senders), and per tenant. */
+  private slots = 0;
   private readonly perTenant = new Map<string, number>();
   private readonly stopping = new AbortController();
   private dispatching?: Promise<number>;
   /** Outcomes waiting to be recorded, per tenant, and the tenant's recording in progress. */
   private readonly outcomes = new Map<string, PendingRecord[]>();
   private readonly recording = new Map<string, Promise<void>>();
+  private readonly thread: DeliveryThread;
 
   constructor(
     private readonly settings: Settings,
@@ -71,6 +99,7 @@ export class WebhookDispatcher extends BackgroundJob {
     cls: ClsService,
   ) {
     super(cls, uow, WEBHOOK_JOB_USER);
+    this.thread = new DeliveryThread(settings.WEBHOOK_ALLOWED_HOSTS);
   }
 
   protected intervalMs(): number {
@@ -78,64 +107,164 @@ export class WebhookDispatcher extends BackgroundJob {
   }
 
   async onModuleDestroy(): Promise<void> {
-    // Attempts in flight end now, unrecorded: their leases run out and another process makes them.
+    // Attempts in flight end now: a segment's unsent events are recorded pending; a claimed retry stays
+    // unrecorded, its lease runs out and another process makes it.
     this.stopping.abort();
     await super.onModuleDestroy();
     await this.dispatching?.catch(() => undefined);
-    await Promise.allSettled([...this.sending]);
-    closeDeliveryConnections();
+    await this.thread.stop();
+    await Promise.allSettled([...this.sending, ...this.feeding.values()]);
   }
 
-  /** One run: fan-out, then claims and starts the due attempts; returns how many it started. */
+  /** One run: starts sending the feeds with new events, then claims and starts the due retries; returns how many it started. */
   protected async work(): Promise<number> {
+    let started = 0;
     try {
-      await this.fanOut();
+      started += await this.feed();
     } catch (err) {
-      this.logger.warn({ err }, 'webhook fan-out failed; the next run retries');
+      this.logger.warn({ err }, 'webhook feed run failed; the next run retries');
     }
     try {
-      return await this.dispatch();
+      return started + (await this.dispatch());
     } catch (err) {
       this.logger.warn({ err }, 'webhook delivery run failed; the next run retries');
-      return 0;
+      return started;
     }
   }
 
-  /** One run, then until the attempts in flight have been recorded (for tests). Returns how many attempts the run started. */
+  /** One run, then until what it started has been recorded (for tests). Returns how many feeds and attempts the run started. */
   async deliverNow(): Promise<number> {
     const started = await this.runOnce();
-    await Promise.allSettled([...this.sending]);
+    await Promise.allSettled([...this.sending, ...this.feeding.values()]);
     return started;
   }
 
-  private async fanOut(): Promise<void> {
+  private free(): number {
+    return this.settings.WEBHOOK_CONCURRENCY - this.slots;
+  }
+
+  private take(tenantId: string, n: number): void {
+    this.slots += n;
+    this.perTenant.set(tenantId, (this.perTenant.get(tenantId) ?? 0) + n);
+  }
+
+  /** Gives slots back; returns the tenant's attempts still in flight. */
+  private give(tenantId: string, n: number): number {
+    this.slots -= n;
+    const left = (this.perTenant.get(tenantId) ?? n) - n;
+    if (left > 0) this.perTenant.set(tenantId, left);
+    else this.perTenant.delete(tenantId);
+    return left;
+  }
+
+  /** Starts sending the feed of each webhook with something to send that this process is not sending yet. */
+  private async feed(): Promise<number> {
     const due = await this.inUnitOfWork(ACROSS_TENANTS, (m) => webhooksWithEvents(m, MAX_WEBHOOKS_PER_RUN));
+    let started = 0;
     for (const { tenant_id: tenantId, webhook_id: webhookId } of due) {
-      for (let i = 0; i < FAN_OUT_BATCHES && !this.stopping.signal.aborted; i++) {
-        const read = await this.inUnitOfWork(tenantId, (m) => this.fanOutBatch(m, tenantId, webhookId));
-        if (read < FAN_OUT_BATCH) break;
-      }
+      const key = `${tenantId}:${webhookId}`;
+      if (this.feeding.has(key) || this.free() <= 0 || this.stopping.signal.aborted) continue;
+      const feeding = this.feedWebhook(tenantId, webhookId)
+        .catch((err: unknown) => this.logger.warn({ err }, `webhook ${webhookId}: sending its feed failed; the next run retries (a leased segment once its lease runs out)`))
+        .finally(() => this.feeding.delete(key));
+      this.feeding.set(key, feeding);
+      started++;
+    }
+    return started;
+  }
+
+  /** The webhook's feed, a segment at a time: lease, send, record (with the next segment's lease), while there is one. */
+  private async feedWebhook(tenantId: string, webhookId: string): Promise<void> {
+    let leaseTakenAt = Date.now();
+    let next = await this.inUnitOfWork(tenantId, (m) => this.leaseSegment(m, tenantId, webhookId, leaseTakenAt));
+    while (next) {
+      const current = next;
+      const { records, gone } = await this.sendSegment(tenantId, webhookId, current);
+      leaseTakenAt = Date.now();
+      const recorded = await this.inUnitOfWork(tenantId, async (m) => {
+        next = undefined;
+        if (!(await recordSegment(m, tenantId, current.segment, records, gone))) return false;
+        if (!gone && !this.stopping.signal.aborted) next = await this.leaseSegment(m, tenantId, webhookId, leaseTakenAt);
+        return true;
+      });
+      if (!recorded) this.logger.warn(`webhook ${webhookId}: segment ${current.segment.id} not recorded: its lease had run out (another process sends it again) or the webhook was deleted`);
+      else for (const r of records) if (r.status !== 'pending') this.counted(webhookId, r.eventId, r.attempt, { status: r.status, gone: r.responseStatus === 410, nextAttemptAt: r.nextAttemptAt }, r.occurredAt);
     }
   }
 
-  /** One batch of the webhook's feed into pending attempts; returns how many events it read. */
-  private async fanOutBatch(m: Parameters<typeof readFeed>[0], tenantId: string, webhookId: string): Promise<number> {
-    const [hook] = await lockForFanOut(m, tenantId, webhookId);
-    if (!hook) return 0;
-    const rows = await readFeed(m, tenantId, { txid: hook.feed_txid, seq: hook.feed_seq, fromCursor: false }, { exact: [], prefixes: [] }, FAN_OUT_BATCH);
-    const events = rows.filter((r) => r.id !== null);
-    if (!events.length) return 0;
+  /**
+   * Leases a segment of the webhook's feed: one a dead process left, else the next events of its types
+   * (moving its position past events of other types on the way). None: nothing to send, the webhook is off,
+   * or another process is leasing.
+   */
+  private async leaseSegment(m: EntityManager, tenantId: string, webhookId: string, takenAt: number): Promise<SegmentToSend | undefined> {
+    const [hook] = await lockForLease(m, tenantId, webhookId);
+    if (!hook) return undefined;
     const filter = typeFilterOf(hook.types);
-    const wanted = events.filter((e) => typeMatches(filter, e.type!));
-    const last = events[events.length - 1];
-    await enqueueEvents(
-      m,
-      tenantId,
-      webhookId,
-      wanted.map((e) => ({ eventId: e.id!, eventType: e.type!, occurredAt: e.occurred_at!, body: JSON.stringify(eventView(e as typeof e & { id: string })) })),
-      { txid: last.txid!, seq: last.seq! },
-    );
-    return events.length;
+    const wanted = (e: EventRow): e is EventRow & { id: string } => e.id !== null && typeMatches(filter, e.type!);
+    const toSend = (segment: LeasedSegment, events: Array<EventRow & { id: string }>) =>
+      ({ segment, url: hook.url, secretCiphertext: hook.secret_ciphertext, events, sendBy: takenAt + SEGMENT_SENDING_MS });
+    if (hook.expired) {
+      const segment = await leaseExpiredSegment(m, tenantId, webhookId, LEASE_SECONDS);
+      if (segment) {
+        const rows = await readFeed(m, tenantId, { ...segment.after, fromCursor: false }, ANY_TYPE, FEED_READ);
+        return toSend(segment, rows.filter((e) => wanted(e) && !isAfter(e, segment.last)) as Array<EventRow & { id: string }>);
+      }
+    }
+    let after = { txid: hook.feed_txid, seq: hook.feed_seq };
+    for (let read = 0; read < FEED_READS; read++) {
+      const rows = (await readFeed(m, tenantId, { ...after, fromCursor: false }, ANY_TYPE, FEED_READ)).filter((e) => e.id !== null);
+      if (!rows.length) return undefined;
+      const events: Array<EventRow & { id: string }> = [];
+      let last = rows[rows.length - 1];
+      for (const e of rows) {
+        if (!wanted(e)) continue;
+        events.push(e);
+        if (events.length === SEGMENT_MAX) {
+          last = e;
+          break;
+        }
+      }
+      const position = { txid: last.txid!, seq: last.seq! };
+      const segment = await leaseNewSegment(m, tenantId, webhookId, { after, last: position }, events.length > 0, LEASE_SECONDS);
+      if (segment) return toSend(segment, events);
+      if (rows.length < FEED_READ) return undefined;
+      after = position;
+    }
+    return undefined;
+  }
+
+  /**
+   * Sends a segment's events, up to the tenant's free slots at once (at least one), and returns its
+   * attempts as they are to be recorded: each made one (with its retry, when one is scheduled), and each
+   * event not sent (after a 410, as the service stops, or past the segment's sendBy) as a pending first attempt.
+   */
+  private async sendSegment(tenantId: string, webhookId: string, s: SegmentToSend): Promise<{ records: AttemptRecord[]; gone: boolean }> {
+    const bodies = s.events.map((e) => JSON.stringify(eventView(e)));
+    const key = this.signingKey(s.secretCiphertext, tenantId, webhookId);
+    const senders = Math.max(1, Math.min(s.events.length, this.settings.WEBHOOK_TENANT_CONCURRENCY - (this.perTenant.get(tenantId) ?? 0), this.free()));
+    this.take(tenantId, senders);
+    let made: Array<Exchange | undefined>;
+    try {
+      made = await this.thread.send(s.url, key, s.events.map((e, i) => ({ eventId: e.id, body: bodies[i] })), { concurrency: senders, sendBy: s.sendBy });
+    } finally {
+      this.give(tenantId, senders);
+    }
+    const gone = made.some((x) => x?.result.status === 410);
+    const records: AttemptRecord[] = [];
+    const none = { responseStatus: null, responseBody: null, error: null, attemptedAt: null };
+    s.events.forEach((e, i) => {
+      const event = { eventId: e.id, eventType: e.type!, occurredAt: e.occurred_at! };
+      const x = made[i];
+      if (!x) {
+        records.push({ ...event, ...none, attempt: 1, status: 'pending', nextAttemptAt: new Date(), body: bodies[i] });
+        return;
+      }
+      const o = outcomeOf(1, x.result, x.attemptedAt, this.settings.WEBHOOK_BACKOFF_SCALE);
+      records.push({ ...event, attempt: 1, status: o.status, responseStatus: o.responseStatus, responseBody: o.responseBody, error: o.error, attemptedAt: o.attemptedAt, nextAttemptAt: o.nextAttemptAt, body: null });
+      if (o.nextAttemptAt) records.push({ ...event, ...none, attempt: 2, status: 'pending', nextAttemptAt: o.nextAttemptAt, body: bodies[i] });
+    });
+    return { records, gone };
   }
 
   /**
@@ -154,16 +283,15 @@ export class WebhookDispatcher extends BackgroundJob {
   }
 
   private async claimAndStart(): Promise<number> {
-    const free = () => this.settings.WEBHOOK_CONCURRENCY - this.sending.size;
-    if (free() <= 0 || this.stopping.signal.aborted) return 0;
+    if (this.free() <= 0 || this.stopping.signal.aborted) return 0;
     const tenants = await this.inUnitOfWork(ACROSS_TENANTS, (m) => tenantsWithDueAttempts(m, MAX_TENANTS_PER_RUN));
     // A different tenant first each run: when slots are short, no tenant always comes last.
     const offset = Math.floor(Math.random() * Math.max(1, tenants.length));
     let started = 0;
-    for (let i = 0; i < tenants.length && free() > 0; i++) {
+    for (let i = 0; i < tenants.length && this.free() > 0; i++) {
       const tenantId = tenants[(i + offset) % tenants.length].tenant_id;
       const tenantMax = this.settings.WEBHOOK_TENANT_CONCURRENCY;
-      const room = Math.min(free(), tenantMax - (this.perTenant.get(tenantId) ?? 0));
+      const room = Math.min(this.free(), tenantMax - (this.perTenant.get(tenantId) ?? 0));
       if (room <= 0) continue;
       const claimed = await this.inUnitOfWork(tenantId, (m) => claimDueAttempts(m, tenantId, room, tenantMax, LEASE_SECONDS));
       for (const a of claimed) this.start(tenantId, a);
@@ -173,21 +301,18 @@ export class WebhookDispatcher extends BackgroundJob {
   }
 
   private start(tenantId: string, a: ClaimedAttempt): void {
-    this.perTenant.set(tenantId, (this.perTenant.get(tenantId) ?? 0) + 1);
+    this.take(tenantId, 1);
     const attempt: Promise<void> = this.attempt(tenantId, a)
       .catch((err: unknown) => this.logger.warn({ err }, 'a webhook attempt could not be recorded; it is made again once its lease runs out'))
       .finally(() => {
         this.sending.delete(attempt);
-        const n = (this.perTenant.get(tenantId) ?? 1) - 1;
-        if (n > 0) this.perTenant.set(tenantId, n);
-        else this.perTenant.delete(tenantId);
+        const left = this.give(tenantId, 1);
         // Claim again once half of the tenant's slots are free, not for every slot: a claim is a commit
         // (a WAL flush) of its own, and refilling one slot at a time made one per attempt.
-        if (n <= Math.floor(this.settings.WEBHOOK_TENANT_CONCURRENCY / 2) || this.sending.size <= Math.floor(this.settings.WEBHOOK_CONCURRENCY / 2)) this.refill();
+        if (left <= Math.floor(this.settings.WEBHOOK_TENANT_CONCURRENCY / 2) || this.slots <= Math.floor(this.settings.WEBHOOK_CONCURRENCY / 2)) this.refill();
       });
     this.sending.add(attempt);
   }
-
   /**
    * Records an attempt's outcome (see finishAttempts): the outcomes of a tenant's attempts that finish while
    * its previous ones are being recorded wait and are then recorded together (one statement, one commit
@@ -220,32 +345,32 @@ export class WebhookDispatcher extends BackgroundJob {
     }
   }
 
-  /** One attempt: the target checked again, the signed POST to the checked address, the outcome recorded. */
-  private async attempt(tenantId: string, a: ClaimedAttempt): Promise<void> {
-    let result: SendResult;
-    let attemptedAt = new Date();
-    if (this.stopping.signal.aborted) return; // claimed as the service stopped: the lease runs out, another process makes it
+  /** The webhook's signing key, or why its secret could not be opened (the attempt then fails with it). */
+  private signingKey(ciphertext: string, tenantId: string, webhookId: string): Buffer | Error {
     try {
-      const target = await checkTarget(a.url, this.settings.WEBHOOK_ALLOWED_HOSTS);
-      const key = SecretBox.signingKey(this.box.open(a.secret_ciphertext, tenantId, a.webhook_id));
-      attemptedAt = new Date();
-      const timestamp = Math.floor(attemptedAt.getTime() / 1000);
-      const headers = { 'webhook-id': a.event_id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature(key, a.event_id, timestamp, a.body) };
-      result = await send(target, headers, a.body, this.stopping.signal);
+      return SecretBox.signingKey(this.box.open(ciphertext, tenantId, webhookId));
     } catch (err) {
-      const message = err instanceof TargetRefused ? `target refused: ${err.message}` : `not sent: ${(err as Error).message}`;
-      result = { status: null, body: null, retryAfter: null, error: message };
+      return err as Error;
     }
-    if (this.stopping.signal.aborted) return;
-    const outcome = outcomeOf(a.attempt, result, attemptedAt, this.settings.WEBHOOK_BACKOFF_SCALE);
+  }
+
+  /** A claimed attempt: made, its outcome recorded. */
+  private async attempt(tenantId: string, a: ClaimedAttempt): Promise<void> {
+    const [made] = await this.thread.send(a.url, this.signingKey(a.secret_ciphertext, tenantId, a.webhook_id), [{ eventId: a.event_id, body: a.body }], { concurrency: 1, sendBy: Infinity });
+    if (!made) return; // the service is stopping: the lease runs out, another process makes it
+    const outcome = outcomeOf(a.attempt, made.result, made.attemptedAt, this.settings.WEBHOOK_BACKOFF_SCALE);
     const recorded = await this.record(tenantId, a, outcome);
     if (!recorded) {
       this.logger.warn(`webhook ${a.webhook_id}: attempt ${a.attempt} of event ${a.event_id} not recorded: its lease had run out (another process makes it) or the webhook was deleted`);
       return;
     }
-    if (outcome.status === 'delivered') this.metrics.webhookAttempt('delivered', (Date.now() - new Date(a.occurred_at).getTime()) / 1000);
-    else this.metrics.webhookAttempt(outcome.gone ? 'gone' : outcome.nextAttemptAt ? 'failed' : 'given_up');
-    if (!outcome.nextAttemptAt && outcome.status === 'failed' && a.attempt >= MAX_ATTEMPTS)
-      this.logger.warn(`webhook ${a.webhook_id}: event ${a.event_id} given up after ${a.attempt} attempts`);
+    this.counted(a.webhook_id, a.event_id, a.attempt, outcome, a.occurred_at);
+  }
+
+  /** A recorded attempt in the metrics (and the log, when it was the last). */
+  private counted(webhookId: string, eventId: string, attempt: number, o: Pick<AttemptOutcome, 'status' | 'gone' | 'nextAttemptAt'>, occurredAt: Date): void {
+    if (o.status === 'delivered') this.metrics.webhookAttempt('delivered', (Date.now() - new Date(occurredAt).getTime()) / 1000);
+    else this.metrics.webhookAttempt(o.gone ? 'gone' : o.nextAttemptAt ? 'failed' : 'given_up');
+    if (!o.nextAttemptAt && o.status === 'failed' && attempt >= MAX_ATTEMPTS) this.logger.warn(`webhook ${webhookId}: event ${eventId} given up after ${attempt} attempts`);
   }
 }

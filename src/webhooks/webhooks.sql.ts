@@ -9,36 +9,145 @@ export const webhooksWithEvents = (m: EntityManager, maxRows: number): Promise<A
 export const tenantsWithDueAttempts = (m: EntityManager, maxRows: number): Promise<Array<{ tenant_id: string }>> =>
   query(m, sql`SELECT tenant_id FROM webhook_tenants_due(${maxRows}::int)`);
 
+/** A webhook whose feed is being leased: its position, types, target and secret, and whether a segment of it was left by a process that died. */
+export interface FeedingWebhook {
+  feed_txid: string;
+  feed_seq: string;
+  types: string[];
+  url: string;
+  secret_ciphertext: string;
+  expired: boolean;
+}
+
 /**
- * The webhook's feed position and types, locked for this fan-out; none when it is inactive, gone, or
- * another process is fanning it out right now (SKIP LOCKED: one fan-out per webhook at a time).
+ * The webhook, locked while this process leases a segment of its feed; none when it is inactive, gone, or
+ * another process is leasing one right now (SKIP LOCKED: one lease at a time per webhook). `expired`: one
+ * of its segments' lease has run out.
  */
-export const lockForFanOut = (m: EntityManager, tenantId: string, webhookId: string): Promise<Array<{ feed_txid: string; feed_seq: string; types: string[] }>> =>
+export const lockForLease = (m: EntityManager, tenantId: string, webhookId: string): Promise<FeedingWebhook[]> =>
   query(
     m,
-    sql`SELECT feed_txid, feed_seq, types FROM webhooks
-         WHERE tenant_id = ${tenantId} AND id = ${webhookId} AND is_active
-         FOR UPDATE SKIP LOCKED`,
+    sql`SELECT w.feed_txid, w.feed_seq, w.types, w.url, w.secret_ciphertext,
+               EXISTS (SELECT 1 FROM webhook_segments s WHERE s.tenant_id = w.tenant_id AND s.webhook_id = w.id AND s.leased_until < now()) AS expired
+          FROM webhooks w
+         WHERE w.tenant_id = ${tenantId} AND w.id = ${webhookId} AND w.is_active
+           FOR UPDATE OF w SKIP LOCKED`,
+    GENERIC,
   );
 
-/** A pending first attempt per event (`events`: eventId, eventType, occurredAt, body), then the webhook's new feed position. */
-export const enqueueEvents = (
+/** A feed position: after the event (`txid`, `seq`). */
+export interface FeedPosition {
+  txid: string;
+  seq: string;
+}
+
+/** A leased segment of a webhook's feed: its events are those after `after` up to `last`. */
+export interface LeasedSegment {
+  id: string;
+  lease: string;
+  after: FeedPosition;
+  last: FeedPosition;
+}
+
+const segmentOf = (r: { id: string; lease: string; after_txid: string; after_seq: string; last_txid: string; last_seq: string }): LeasedSegment => ({
+  id: r.id,
+  lease: r.lease,
+  after: { txid: r.after_txid, seq: r.after_seq },
+  last: { txid: r.last_txid, seq: r.last_seq },
+});
+
+/** One of the webhook's segments whose lease ran out (its process died), leased anew; none when another process took it first. */
+export async function leaseExpiredSegment(m: EntityManager, tenantId: string, webhookId: string, leaseSeconds: number): Promise<LeasedSegment | undefined> {
+  const rows = await query(
+    m,
+    sql`UPDATE webhook_segments s SET lease = gen_random_uuid(), leased_until = now() + make_interval(secs => ${leaseSeconds}::int)
+          FROM (SELECT x.id FROM webhook_segments x
+                 WHERE x.tenant_id = ${tenantId} AND x.webhook_id = ${webhookId} AND x.leased_until < now()
+                 LIMIT 1 FOR UPDATE SKIP LOCKED) e
+         WHERE s.tenant_id = ${tenantId} AND s.id = e.id
+        RETURNING s.id, s.lease, s.after_txid, s.after_seq, s.last_txid, s.last_seq`,
+    GENERIC,
+  );
+  return rows[0] && segmentOf(rows[0]);
+}
+
+/**
+ * Moves the webhook's feed position from `after` to `last` and, with `leased`, leases the segment between
+ * them (its events are this process's to send); without, the events between were none of the webhook's types.
+ */
+export async function leaseNewSegment(
   m: EntityManager,
   tenantId: string,
   webhookId: string,
-  events: Array<{ eventId: string; eventType: string; occurredAt: Date; body: string }>,
-  position: { txid: string; seq: string },
-): Promise<unknown> =>
-  query(
+  range: { after: FeedPosition; last: FeedPosition },
+  leased: boolean,
+  leaseSeconds: number,
+): Promise<LeasedSegment | undefined> {
+  const rows = await query(
     m,
-    sql`WITH queued AS (
-          INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, occurred_at, attempt, status, next_attempt_at, body)
-          SELECT ${tenantId}::uuid, gen_random_uuid(), ${webhookId}::uuid, e."eventId", e."eventType", e."occurredAt", 1, 'pending', now(), e.body
-            FROM jsonb_to_recordset(${JSON.stringify(events)}::jsonb) AS e("eventId" uuid, "eventType" text, "occurredAt" timestamptz, body text)
-          ON CONFLICT DO NOTHING)
-        UPDATE webhooks SET feed_txid = ${position.txid}::bigint, feed_seq = ${position.seq}::bigint
-         WHERE tenant_id = ${tenantId} AND id = ${webhookId}`,
+    sql`WITH moved AS (
+          UPDATE webhooks SET feed_txid = ${range.last.txid}::bigint, feed_seq = ${range.last.seq}::bigint
+           WHERE tenant_id = ${tenantId} AND id = ${webhookId}
+          RETURNING id)
+        INSERT INTO webhook_segments (tenant_id, id, webhook_id, after_txid, after_seq, last_txid, last_seq, lease, leased_until)
+        SELECT ${tenantId}::uuid, gen_random_uuid(), moved.id, ${range.after.txid}::bigint, ${range.after.seq}::bigint,
+               ${range.last.txid}::bigint, ${range.last.seq}::bigint, gen_random_uuid(), now() + make_interval(secs => ${leaseSeconds}::int)
+          FROM moved WHERE ${leased}::boolean
+        RETURNING id, lease, after_txid, after_seq, last_txid, last_seq`,
+    GENERIC,
   );
+  return rows[0] && segmentOf(rows[0]);
+}
+
+/** An attempt as it is recorded: made (delivered or failed), a retry it scheduled, or a first attempt not made (pending). */
+export interface AttemptRecord {
+  eventId: string;
+  eventType: string;
+  occurredAt: Date;
+  attempt: number;
+  status: 'pending' | 'delivered' | 'failed';
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: string | null;
+  attemptedAt: Date | null;
+  nextAttemptAt: Date | null;
+  /** The event's JSON, kept on a pending attempt only. */
+  body: string | null;
+}
+
+/**
+ * Ends a leased segment: deletes it, only while the lease is still this process's, and inserts its attempts
+ * (`records`) as they ended, in one statement; after a 410 (`gone`) the webhook is turned off. A pending
+ * record's row is listed after the attempt it follows (1 ms later). Returns whether it was recorded (not:
+ * the lease ran out and the segment is another process's now, or the webhook was deleted).
+ */
+export async function recordSegment(m: EntityManager, tenantId: string, segment: LeasedSegment, records: AttemptRecord[], gone: boolean): Promise<boolean> {
+  const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
+  const rows: Array<{ webhook_id: string }> = await query(
+    m,
+    sql`WITH seg AS (
+          DELETE FROM webhook_segments WHERE tenant_id = ${tenantId} AND id = ${segment.id} AND lease = ${segment.lease}
+          RETURNING webhook_id),
+        ins AS (
+          INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, occurred_at, attempt, status, response_status,
+                                          response_body, error, attempted_at, next_attempt_at, body, created_at)
+          SELECT ${tenantId}::uuid, gen_random_uuid(), seg.webhook_id, r.event_id, r.event_type, r.occurred_at, r.attempt, r.status, r.response_status,
+                 r.response_body, r.error, r.attempted_at, r.next_attempt_at, r.body,
+                 clock_timestamp() + CASE WHEN r.status = 'pending' AND r.attempt > 1 THEN interval '1 millisecond' ELSE interval '0' END
+            FROM seg, unnest(${col((r) => r.eventId)}::uuid[], ${col((r) => r.eventType)}::text[], ${col((r) => r.occurredAt)}::timestamptz[],
+                             ${col((r) => r.attempt)}::int[], ${col((r) => r.status)}::text[], ${col((r) => r.responseStatus)}::int[],
+                             ${col((r) => r.responseBody)}::text[], ${col((r) => r.error)}::text[], ${col((r) => r.attemptedAt)}::timestamptz[],
+                             ${col((r) => r.nextAttemptAt)}::timestamptz[], ${col((r) => r.body)}::text[])
+                 AS r(event_id, event_type, occurred_at, attempt, status, response_status, response_body, error, attempted_at, next_attempt_at, body)
+          ON CONFLICT DO NOTHING),
+        off AS (
+          UPDATE webhooks SET is_active = false, updated_at = now()
+           WHERE ${gone}::boolean AND tenant_id = ${tenantId} AND id IN (SELECT webhook_id FROM seg))
+        SELECT webhook_id FROM seg`,
+    GENERIC,
+  );
+  return rows.length > 0;
+}
 
 export interface ClaimedAttempt {
   id: string;

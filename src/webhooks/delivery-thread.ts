@@ -1,0 +1,91 @@
+import { Logger } from '@nestjs/common';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { SendResult } from './delivery';
+import type { SendJob, SentJob } from './delivery-worker';
+
+/** An attempt as it ended: the receiver's answer (or why none came) and when it was made. */
+export interface Exchange {
+  result: SendResult;
+  attemptedAt: Date;
+}
+
+/**
+ * The webhook attempts' HTTP exchanges, on a thread of their own (delivery-worker.ts): target checks,
+ * signatures, requests and answers run off the event loop that serves the API, whose postings they would
+ * otherwise delay (each attempt's outgoing request costs about what an incoming one does). The dispatcher
+ * keeps the database side (leases, records) and sends each batch of attempts here in one message.
+ *
+ * The thread starts with the first batch. Should it fail, the batches it held fail (their leases run out and
+ * they are made again) and the next batch starts a new one.
+ */
+export class DeliveryThread {
+  private readonly logger = new Logger(DeliveryThread.name);
+  private worker?: Worker;
+  private readonly jobs = new Map<number, { resolve: (r: Array<Exchange | undefined>) => void; reject: (err: Error) => void }>();
+  private nextId = 1;
+  private stopped = false;
+
+  constructor(private readonly allowedHosts: readonly string[]) {}
+
+  /**
+   * Makes the attempts (`items`, each an event's id and body, signed with `key`), `concurrency` at once;
+   * none starts after a 410 or past `sendBy`. Resolves, in the items' order, with each attempt as it
+   * ended, or undefined for one not made (also every one not finished when the service stops).
+   */
+  send(url: string, key: Buffer | Error, items: SendJob['items'], options: { concurrency: number; sendBy: number }): Promise<Array<Exchange | undefined>> {
+    if (this.stopped) return Promise.resolve(items.map(() => undefined));
+    const worker = this.thread();
+    const id = this.nextId++;
+    const job: SendJob = {
+      kind: 'send', id, url, items, ...options,
+      key: key instanceof Error ? null : new Uint8Array(key), keyError: key instanceof Error ? key.message : null,
+    };
+    return new Promise((resolve, reject) => {
+      this.jobs.set(id, { resolve, reject });
+      worker.postMessage(job);
+    });
+  }
+
+  /** Ends the attempts in flight (answered as not made) and the thread. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const worker = this.worker;
+    if (!worker) return;
+    const pending = [...this.jobs.values()].map((j) => new Promise<void>((done) => {
+      const { resolve, reject } = j;
+      j.resolve = (r) => (resolve(r), done());
+      j.reject = (e) => (reject(e), done());
+    }));
+    worker.postMessage({ kind: 'stop' });
+    await Promise.all(pending);
+    await worker.terminate();
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(join(__dirname, 'delivery-worker.js'), {
+      workerData: { allowedHosts: [...this.allowedHosts] },
+      // Its heap holds the batches in flight (at most WEBHOOK_CONCURRENCY attempts' bodies) and keep-alive connections.
+      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
+    });
+    worker.unref();
+    worker.on('message', (m: SentJob) => {
+      const job = this.jobs.get(m.id);
+      if (!job) return;
+      this.jobs.delete(m.id);
+      job.resolve(m.results.map((x) => (x ? { result: x.result, attemptedAt: new Date(x.attemptedAt) } : undefined)));
+    });
+    const failed = (err: Error) => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      if (!this.stopped) this.logger.error({ err }, 'the webhook delivery thread failed; its attempts are made again once their leases run out');
+      for (const job of this.jobs.values()) job.reject(err);
+      this.jobs.clear();
+    };
+    worker.on('error', failed);
+    worker.on('exit', (code) => failed(new Error(`the webhook delivery thread exited (${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+}
