@@ -190,7 +190,7 @@ export class Settings {
   @Transform(toInt) @IsInt() @Min(1) @Max(3650)
   EVENT_RETENTION_DAYS = 30;
 
-  /** Run the webhook workers (fan-out and delivery) in this process; `false` for instances that only serve requests. */
+  /** Run the webhook workers (first attempts from the feed, retries, the delivery thread) in this process; `false` for instances that only serve requests. */
   @Transform(toBool) @IsIn([true, false], { message: 'WEBHOOKS_ENABLED must be true or false' })
   WEBHOOKS_ENABLED = true;
 

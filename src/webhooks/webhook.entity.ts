@@ -21,7 +21,7 @@ export class Webhook extends TenantEntity {
   @Column('text', { name: 'secret_ciphertext', select: false })
   secretCiphertext: string;
 
-  /** The feed position the fan-out has written attempts up to. */
+  /** The feed position up to which segments have been leased (their events sent, or being sent). */
   @Column('bigint', { name: 'feed_txid', select: false })
   feedTxid: string;
 

@@ -72,7 +72,8 @@ export class WebhooksController {
     summary: "A webhook's delivery attempts",
     description:
       'Every attempt, newest first (createdAt, id): {id, eventId, eventType, attempt, status: pending|delivered|failed, responseStatus, error, attemptedAt, nextAttemptAt}; ' +
-      `a retry is a new attempt of the same event. Filters status, eventId. ${DELIVERY}`,
+      'a retry is a new attempt of the same event, listed pending from when it is scheduled. A first attempt is listed once made; one that could not be made yet ' +
+      `(a 410 turned the webhook off, or its process stopped, first) is listed pending with attemptedAt null. Filters status, eventId. ${DELIVERY}`,
   })
   deliveries(@UuidParam('id', 'Webhook') id: string, @Query() query: DeliveryQuery) {
     return this.webhooks.deliveries(id, query);

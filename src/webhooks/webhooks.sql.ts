@@ -60,12 +60,15 @@ const segmentOf = (r: { id: string; lease: string; after_txid: string; after_seq
 export async function leaseExpiredSegment(m: EntityManager, tenantId: string, webhookId: string, leaseSeconds: number): Promise<LeasedSegment | undefined> {
   const rows = await query(
     m,
-    sql`UPDATE webhook_segments s SET lease = gen_random_uuid(), leased_until = now() + make_interval(secs => ${leaseSeconds}::int)
-          FROM (SELECT x.id FROM webhook_segments x
-                 WHERE x.tenant_id = ${tenantId} AND x.webhook_id = ${webhookId} AND x.leased_until < now()
-                 LIMIT 1 FOR UPDATE SKIP LOCKED) e
-         WHERE s.tenant_id = ${tenantId} AND s.id = e.id
-        RETURNING s.id, s.lease, s.after_txid, s.after_seq, s.last_txid, s.last_seq`,
+    // A SELECT at the top: a statement that is an UPDATE answers [rows, count] through TypeORM.
+    sql`WITH leased AS (
+          UPDATE webhook_segments s SET lease = gen_random_uuid(), leased_until = now() + make_interval(secs => ${leaseSeconds}::int)
+            FROM (SELECT x.id FROM webhook_segments x
+                   WHERE x.tenant_id = ${tenantId} AND x.webhook_id = ${webhookId} AND x.leased_until < now()
+                   LIMIT 1 FOR UPDATE SKIP LOCKED) e
+           WHERE s.tenant_id = ${tenantId} AND s.id = e.id
+          RETURNING s.id, s.lease, s.after_txid, s.after_seq, s.last_txid, s.last_seq)
+        SELECT * FROM leased`,
     GENERIC,
   );
   return rows[0] && segmentOf(rows[0]);

@@ -184,6 +184,69 @@ describe('webhook delivery', () => {
     expect(JSON.parse(r.received[1].body).data.qtyDelta).toBe(3);
   });
 
+  it('410 mid-segment: the attempts not made yet are listed pending and made once the webhook is turned on again', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const r = await receiver();
+    const hook = await subscribe(t, r.url, ['stock.changed']);
+    // Ten events while the webhook is off: turned on, it leases them as one segment.
+    await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
+    for (let i = 1; i <= 10; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
+    const events = (await feed(t)).filter((e) => e.type === 'stock.changed').map((e) => e.id);
+    expect(events).toHaveLength(10);
+    r.answer = () => ({ status: 410, delayMs: 100 });
+    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
+    const first = await attemptsUntil(t, hook.id, (d) => d.length === 10);
+    // The attempts in flight when the first 410 came (at most WEBHOOK_TENANT_CONCURRENCY) failed; no other was made.
+    const gone = first.filter((a) => a.status === 'failed');
+    expect(gone.length).toBeGreaterThanOrEqual(1);
+    expect(gone.length).toBeLessThanOrEqual(4);
+    expect(gone.every((a) => a.responseStatus === 410 && a.nextAttemptAt === null)).toBe(true);
+    expect(r.received.map((x) => x.headers['webhook-id']).sort()).toEqual(gone.map((a) => a.eventId).sort());
+    const pending = first.filter((a) => a.status === 'pending');
+    expect(pending).toHaveLength(10 - gone.length);
+    expect(pending.every((a) => a.attempt === 1 && a.attemptedAt === null && a.responseStatus === null)).toBe(true);
+    expect(new Set(first.map((a) => a.eventId))).toEqual(new Set(events));
+    expect((await t.get(`${W}/${hook.id}`).expect(200)).body.data.isActive).toBe(false);
+    // Turned on again: each pending one is made once; the ones that got 410 are not.
+    r.answer = () => ({ status: 200 });
+    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
+    await attemptsUntil(t, hook.id, (d) => d.filter((a) => a.status === 'delivered').length === pending.length);
+    await new Promise((res) => setTimeout(res, 300));
+    const after = r.received.slice(gone.length).map((x) => x.headers['webhook-id']).sort();
+    expect(after).toEqual(pending.map((a) => a.eventId).sort());
+  });
+
+  it('a segment left by a process that died is sent once its lease has run out, and only then', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const r = await receiver();
+    const hook = await subscribe(t, r.url, ['stock.changed']);
+    await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
+    for (let i = 1; i <= 3; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
+    const events = (await feed(t)).filter((e) => e.type === 'stock.changed').map((e) => e.id);
+    // What a process leaves when it dies mid-segment: the webhook's position past the events, their segment leased.
+    const [segment] = await ctx.db.query(
+      `WITH last AS (SELECT txid, seq FROM events WHERE tenant_id = $1 ORDER BY txid DESC, seq DESC LIMIT 1),
+            seg AS (INSERT INTO webhook_segments (tenant_id, id, webhook_id, after_txid, after_seq, last_txid, last_seq, lease, leased_until)
+                    SELECT w.tenant_id, gen_random_uuid(), w.id, w.feed_txid, w.feed_seq, last.txid, last.seq, gen_random_uuid(), now() + interval '1 hour'
+                      FROM webhooks w, last WHERE w.tenant_id = $1 AND w.id = $2 RETURNING id, last_txid, last_seq),
+            moved AS (UPDATE webhooks w SET feed_txid = seg.last_txid, feed_seq = seg.last_seq FROM seg WHERE w.tenant_id = $1 AND w.id = $2 RETURNING seg.id)
+       SELECT id FROM moved`,
+      [t.tenantId, hook.id],
+    );
+    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
+    // Its lease still runs: nothing is sent.
+    await new Promise((res) => setTimeout(res, 1000));
+    expect(r.received).toHaveLength(0);
+    await ctx.db.query(`UPDATE webhook_segments SET leased_until = now() - interval '1 second' WHERE tenant_id = $1 AND id = $2`, [t.tenantId, segment.id]);
+    await r.until(() => r.received.length >= 3);
+    await attemptsUntil(t, hook.id, (d) => d.length === 3 && d.every((a) => a.status === 'delivered' && a.attempt === 1));
+    await new Promise((res) => setTimeout(res, 300));
+    expect(r.received.map((x) => x.headers['webhook-id']).sort()).toEqual([...events].sort());
+    expect((await ctx.db.query(`SELECT count(*)::int AS n FROM webhook_segments WHERE tenant_id = $1`, [t.tenantId]))[0].n).toBe(0);
+  });
+
   it("tenant isolation: a tenant's events reach only its own webhooks", async () => {
     const a = await newTenant(ctx);
     const b = await newTenant(ctx);

@@ -76,6 +76,39 @@ describe('webhook delivery across service processes', () => {
     await Promise.all([stop(p1), stop(p2)]);
   }, 140_000);
 
+  it('a process stopped mid-segment records what it sent and leaves the rest pending: another delivers them, none lost', async () => {
+    const first = await start();
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const r = await Receiver.start(() => ({ status: 200, delayMs: 200 }));
+    receivers.push(r);
+    const hook = (await t.post(W, { url: r.url, types: ['stock.changed'] }).expect(201)).body.data;
+    // Forty events leased as one segment once the webhook is on; a slow receiver: 4 at a time, 200 ms each.
+    await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
+    await Promise.all(Array.from({ length: 40 }, (_, i) => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i + 1 })));
+    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
+    await r.until(() => r.received.length >= 8, 20_000);
+    await stop(first); // SIGTERM: the segment ends early, recorded
+    const sentBefore = new Set(r.received.map((x) => x.headers['webhook-id']));
+    expect(sentBefore.size).toBeLessThan(40);
+    expect((await ctx.db.query(`SELECT count(*)::int AS n FROM webhook_segments WHERE tenant_id = $1`, [t.tenantId]))[0].n).toBe(0);
+    const rows: Array<{ event_id: string; status: string }> = await ctx.db.query(`SELECT event_id, status FROM webhook_deliveries WHERE tenant_id = $1 AND attempt = 1`, [t.tenantId]);
+    expect(rows).toHaveLength(40);
+    // Every answered attempt is recorded delivered; the rest (in flight when it stopped, or not started) wait pending.
+    const delivered = rows.filter((x) => x.status === 'delivered').map((x) => x.event_id);
+    expect(delivered.length).toBeGreaterThanOrEqual(4);
+    expect(delivered.every((id) => sentBefore.has(id))).toBe(true);
+    expect(rows.filter((x) => x.status === 'pending')).toHaveLength(40 - delivered.length);
+    await start();
+    const ids = () => new Set(r.received.map((x) => x.headers['webhook-id']));
+    await r.until(() => ids().size >= 40, 30_000);
+    await new Promise((res) => setTimeout(res, 500));
+    // Sent twice: at most the attempts in flight when the first process stopped (answers it did not wait for).
+    const twice = r.received.length - ids().size;
+    expect(twice).toBeLessThanOrEqual(sentBefore.size - delivered.length);
+    expect(r.received.filter((x) => delivered.includes(x.headers['webhook-id']))).toHaveLength(delivered.length);
+  }, 90_000);
+
   it('a process killed (SIGKILL) while its deliveries wait in backoff: they arrive after the restart', async () => {
     // The real schedule: the first retry 5 s after a failure.
     const first = await start({ WEBHOOK_BACKOFF_SCALE: '1' });

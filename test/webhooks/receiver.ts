@@ -10,7 +10,7 @@ export interface Received {
 }
 
 /** What the receiver answers a request with (default 204). */
-export type Answer = (r: Received, nth: number) => { status: number; headers?: Record<string, string>; body?: string } | undefined;
+export type Answer = (r: Received, nth: number) => { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | undefined;
 
 /** A webhook receiver on loopback (port 0): records every request, answers as `answer` says. */
 export class Receiver {
@@ -27,8 +27,12 @@ export class Receiver {
         const r: Received = { headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
         self!.received.push(r);
         const a = self!.answer(r, self!.received.length) ?? { status: 204 };
-        res.writeHead(a.status, a.headers ?? {});
-        res.end(a.body ?? '');
+        const reply = () => {
+          res.writeHead(a.status, a.headers ?? {});
+          res.end(a.body ?? '');
+        };
+        if (a.delayMs) setTimeout(reply, a.delayMs);
+        else reply();
       });
     });
     self = new Receiver(server);
