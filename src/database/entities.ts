@@ -4,7 +4,7 @@ import { Location } from '../catalog/locations/location.entity';
 import { Uom } from '../catalog/uoms/uom.entity';
 import { IdempotencyKey } from '../common/idempotency-key.entity';
 import { EventPrune, EventRecord } from '../events/event.entity';
-import { Webhook, WebhookDelivery } from '../webhooks/webhook.entity';
+import { Webhook, WebhookDelivery, WebhookSegment } from '../webhooks/webhook.entity';
 import { DocumentSequence } from '../documents/document-sequence.entity';
 import { CountLine, CountSession } from '../inventory/counts/count-session.entity';
 import { Allocation, Balance, InventoryPosition, LedgerLine, LedgerTransaction, Lot, Reservation, Serial } from '../inventory/ledger/ledger.entities';
@@ -69,4 +69,5 @@ export const ENTITIES: Function[] = [
   EventPrune,
   Webhook,
   WebhookDelivery,
+  WebhookSegment,
 ];

@@ -87,3 +87,32 @@ export class WebhookDelivery extends TenantEntity {
   @Column('timestamptz', { name: 'created_at', default: () => 'clock_timestamp()' })
   createdAt: Date;
 }
+
+/**
+ * A segment of a webhook's feed leased to a process that is sending its events' first attempts: the events
+ * after (`afterTxid`, `afterSeq`) up to (`lastTxid`, `lastSeq`). Deleted when its attempts are recorded;
+ * one whose lease ran out is leased again (webhook-dispatcher.ts, migration WebhookSegments).
+ */
+@Entity('webhook_segments')
+export class WebhookSegment extends TenantEntity {
+  @Column('uuid', { name: 'webhook_id' })
+  webhookId: string;
+
+  @Column('bigint', { name: 'after_txid' })
+  afterTxid: string;
+
+  @Column('bigint', { name: 'after_seq' })
+  afterSeq: string;
+
+  @Column('bigint', { name: 'last_txid' })
+  lastTxid: string;
+
+  @Column('bigint', { name: 'last_seq' })
+  lastSeq: string;
+
+  @Column('uuid')
+  lease: string;
+
+  @Column('timestamptz', { name: 'leased_until' })
+  leasedUntil: Date;
+}
