@@ -4,11 +4,15 @@ import { Worker } from 'node:worker_threads';
 import type { SendResult } from './delivery';
 import type { SendJob, SentJob } from './delivery-worker';
 
-/** An attempt as it ended: the receiver's answer (or why none came) and when it was made. */
+/** An attempt as it ended: the receiver's answer (or why none came), when it was made and when it ended. */
 export interface Exchange {
   result: SendResult;
   attemptedAt: Date;
+  answeredAt: Date;
 }
+
+/** How long a stopping service waits for the thread's attempts in flight to end (they are aborted at once). */
+const STOP_WAIT_MS = 5_000;
 
 /**
  * The webhook attempts' HTTP exchanges, on a thread of their own (delivery-worker.ts): target checks,
@@ -16,13 +20,14 @@ export interface Exchange {
  * otherwise delay (each attempt's outgoing request costs about what an incoming one does). The dispatcher
  * keeps the database side (leases, records) and sends each batch of attempts here in one message.
  *
- * The thread starts with the first batch. Should it fail, the batches it held fail (their leases run out and
- * they are made again) and the next batch starts a new one.
+ * The thread starts with the first batch. Should it fail, the batches it held are answered as not made
+ * (the dispatcher records them pending: made again, which a lost answer explains for any it had sent) and
+ * the next batch starts a new thread.
  */
 export class DeliveryThread {
   private readonly logger = new Logger(DeliveryThread.name);
   private worker?: Worker;
-  private readonly jobs = new Map<number, { resolve: (r: Array<Exchange | undefined>) => void; reject: (err: Error) => void }>();
+  private readonly jobs = new Map<number, { size: number; resolve: (r: Array<Exchange | undefined>) => void }>();
   private nextId = 1;
   private stopped = false;
 
@@ -41,25 +46,36 @@ export class DeliveryThread {
       kind: 'send', id, url, items, ...options,
       key: key instanceof Error ? null : new Uint8Array(key), keyError: key instanceof Error ? key.message : null,
     };
-    return new Promise((resolve, reject) => {
-      this.jobs.set(id, { resolve, reject });
+    return new Promise((resolve) => {
+      this.jobs.set(id, { size: items.length, resolve });
       worker.postMessage(job);
     });
   }
 
-  /** Ends the attempts in flight (answered as not made) and the thread. */
+  /** Ends the attempts in flight (answered as not made) and the thread, waiting at most STOP_WAIT_MS for its answers. */
   async stop(): Promise<void> {
     this.stopped = true;
     const worker = this.worker;
     if (!worker) return;
-    const pending = [...this.jobs.values()].map((j) => new Promise<void>((done) => {
-      const { resolve, reject } = j;
-      j.resolve = (r) => (resolve(r), done());
-      j.reject = (e) => (reject(e), done());
-    }));
+    const answered = [...this.jobs.values()].map(
+      (j) =>
+        new Promise<void>((done) => {
+          const resolve = j.resolve;
+          j.resolve = (r) => (resolve(r), done());
+        }),
+    );
     worker.postMessage({ kind: 'stop' });
-    await Promise.all(pending);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(answered), new Promise((done) => (timer = setTimeout(done, STOP_WAIT_MS)))]);
+    clearTimeout(timer);
+    this.notMade();
     await worker.terminate();
+  }
+
+  /** Answers every batch still held as not made. */
+  private notMade(): void {
+    for (const job of this.jobs.values()) job.resolve(new Array<undefined>(job.size).fill(undefined));
+    this.jobs.clear();
   }
 
   private thread(): Worker {
@@ -67,21 +83,21 @@ export class DeliveryThread {
     const worker = new Worker(join(__dirname, 'delivery-worker.js'), {
       workerData: { allowedHosts: [...this.allowedHosts] },
       // Its heap holds the batches in flight (at most WEBHOOK_CONCURRENCY attempts' bodies) and keep-alive connections.
-      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
+      // (a segment's bodies are at most 2 MiB: webhook-dispatcher.ts SEGMENT_MAX_BYTES).
+      resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 },
     });
     worker.unref();
     worker.on('message', (m: SentJob) => {
       const job = this.jobs.get(m.id);
       if (!job) return;
       this.jobs.delete(m.id);
-      job.resolve(m.results.map((x) => (x ? { result: x.result, attemptedAt: new Date(x.attemptedAt) } : undefined)));
+      job.resolve(m.results.map((x) => (x ? { result: x.result, attemptedAt: new Date(x.attemptedAt), answeredAt: new Date(x.answeredAt) } : undefined)));
     });
     const failed = (err: Error) => {
       if (this.worker !== worker) return;
       this.worker = undefined;
-      if (!this.stopped) this.logger.error({ err }, 'the webhook delivery thread failed; its attempts are made again once their leases run out');
-      for (const job of this.jobs.values()) job.reject(err);
-      this.jobs.clear();
+      if (!this.stopped) this.logger.error({ err }, 'the webhook delivery thread failed; its attempts in flight are recorded pending and made again');
+      this.notMade();
     };
     worker.on('error', failed);
     worker.on('exit', (code) => failed(new Error(`the webhook delivery thread exited (${code})`)));

@@ -17,10 +17,11 @@ export interface SendJob {
   sendBy: number;
 }
 
-/** An attempt as it ended: the answer (or why none came) and when it was made (Date.now() milliseconds). */
+/** An attempt as it ended: the answer (or why none came), when it was made and when it ended (Date.now() milliseconds). */
 export interface Exchanged {
   result: SendResult;
   attemptedAt: number;
+  answeredAt: number;
 }
 
 /** A job's attempts, in its items' order; null for an attempt not made (after a 410, past sendBy, or stopped). */
@@ -49,7 +50,7 @@ async function exchange(job: SendJob, eventId: string, body: string): Promise<Ex
     const message = err instanceof TargetRefused ? `target refused: ${err.message}` : `not sent: ${(err as Error).message}`;
     result = { status: null, body: null, retryAfter: null, error: message };
   }
-  return stopping.signal.aborted ? null : { result, attemptedAt };
+  return stopping.signal.aborted ? null : { result, attemptedAt, answeredAt: Date.now() };
 }
 
 /** A job's attempts, `concurrency` at a time; none starts after a 410 (the webhook is turned off) or past `sendBy`. */

@@ -37,14 +37,14 @@ export function boundedText(text: string, maxBytes: number): string {
  * off; anything else (another status, no answer, a refused target) is retried after the schedule's delay or
  * the answer's `Retry-After`, whichever is later, while attempts remain.
  */
-export function outcomeOf(attempt: number, r: SendResult, attemptedAt: Date, scale: number): AttemptOutcome {
+export function outcomeOf(attempt: number, r: SendResult, attemptedAt: Date, scale: number, answeredAt = new Date()): AttemptOutcome {
   const delivered = r.status !== null && r.status >= 200 && r.status < 300;
   const gone = r.status === 410;
   let nextAttemptAt: Date | null = null;
   if (!delivered && !gone && attempt < MAX_ATTEMPTS) {
     const backoff = BACKOFF_SECONDS[attempt - 1] * scale;
     const wait = Math.max(backoff, retryAfterSeconds(r.retryAfter, attemptedAt) ?? 0);
-    nextAttemptAt = new Date(Date.now() + wait * 1000);
+    nextAttemptAt = new Date(answeredAt.getTime() + wait * 1000);
   }
   return {
     status: delivered ? 'delivered' : 'failed',

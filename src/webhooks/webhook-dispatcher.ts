@@ -8,6 +8,7 @@ import { EventRow, readFeed } from '../events/events.sql';
 import { eventView, typeFilterOf, typeMatches } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
 import { DeliveryThread, Exchange } from './delivery-thread';
+import { segmentRecords } from './attempt-records';
 import { MAX_ATTEMPTS, outcomeOf } from './retry-schedule';
 import { SecretBox } from './secret-box';
 import { AttemptOutcome, AttemptRecord, claimDueAttempts, ClaimedAttempt, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, lockForLease, recordSegment, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
@@ -22,10 +23,11 @@ interface PendingRecord {
 
 /** Recorded as the user of the workers' units of work. */
 export const WEBHOOK_JOB_USER = 'system:webhooks';
-/** Events read from the feed per statement, reads per lease, and a segment's most events. */
+/** Events read from the feed per statement, reads per lease, and a segment's most events and body bytes (at least one event). */
 const FEED_READ = 500;
 const FEED_READS = 10;
 const SEGMENT_MAX = 200;
+const SEGMENT_MAX_BYTES = 2 * 1024 * 1024;
 const MAX_WEBHOOKS_PER_RUN = 1000;
 const MAX_TENANTS_PER_RUN = 1000;
 /**
@@ -35,9 +37,14 @@ const MAX_TENANTS_PER_RUN = 1000;
  */
 const LEASE_SECONDS = 60;
 const ATTEMPT_SECONDS = 20;
-/** A segment's sends start at most this long after its lease was taken: each ends before the lease does. */
-const SEGMENT_SENDING_MS = (LEASE_SECONDS - ATTEMPT_SECONDS - 5) * 1000;
+/**
+ * A segment's sends start at most this long after its lease was taken; the rest are recorded pending (made
+ * by the retry path). Each attempt ends long before the lease does, and a failure is recorded, with its
+ * retry, at most about ATTEMPT_SECONDS after it (the first retry is due 5 s after the failure).
+ */
+const SEGMENT_SENDING_MS = 5_000;
 const ANY_TYPE = { exact: [], prefixes: [] };
+const bodyOf = (e: EventRow & { id: string }) => JSON.stringify(eventView(e));
 
 /** A leased segment with what sending it takes: the webhook's target and secret, and the segment's events of the webhook's types. */
 interface SegmentToSend {
@@ -45,6 +52,8 @@ interface SegmentToSend {
   url: string;
   secretCiphertext: string;
   events: Array<EventRow & { id: string }>;
+  /** Each event's JSON as the feed shows it (the body sent). */
+  bodies: string[];
   /** When its sends must have started (Date.now() milliseconds). */
   sendBy: number;
 }
@@ -57,13 +66,12 @@ const isAfter = (e: EventRow, p: { txid: string; seq: string }) => BigInt(e.txid
  * 1. First attempts, straight from the feed (migration WebhookSegments). For each active webhook with new
  *    events (below the feed's horizon, as GET /v1/events reads it), one transaction locks the webhook (SKIP
  *    LOCKED: one lease at a time per webhook), moves its feed position past up to SEGMENT_MAX events of its
- *    types and leases that segment to this process. The segment's events are sent, up to
- *    WEBHOOK_TENANT_CONCURRENCY at once; then one statement deletes the segment (only while the lease is
- *    still ours) and inserts each attempt as it ended, with the retries it schedules — in the transaction
- *    that leases the next segment, while there is one. One row write and a share of two commits per event.
- *    A segment whose process died is leased again once its lease has run out, and sent again whole (what a
- *    lost answer explains). A 410, a stopping service or a lease about to run out ends a segment early: its
- *    unsent events are recorded as pending first attempts, made by step 2.
+ *    types and leases that segment to this process. The segment's events are sent (on the delivery thread),
+ *    a few at once; then one statement deletes the segment (only while the lease is still ours) and inserts
+ *    each attempt as it ended, with the retries it schedules. One row write and a share of two commits per
+ *    event. A segment whose process died is leased again once its lease has run out, and sent again whole
+ *    (what a lost answer explains). A 410, a stopping service, a failed delivery thread or the end of the
+ *    segment's sending time ends it early: its unsent events are recorded as pending first attempts.
  * 2. Retries (and first attempts recorded pending): for each tenant with due attempts, claim some (SKIP
  *    LOCKED + a lease, committed), then send each without holding a transaction; record the outcome (only
  *    while the lease is still ours) with the next attempt, in one transaction.
@@ -81,6 +89,8 @@ export class WebhookDispatcher extends BackgroundJob {
   /** Retries in flight, and the webhooks whose feed this process is sending (by tenant:webhook). */
   private readonly sending = new Set<Promise<void>>();
   private readonly feeding = new Map<string, Promise<void>>();
+  /** Tenants with a due webhook that found no slot at the last run: their loops yield after their segment. */
+  private readonly waiting = new Set<string>();
   /** Attempts in flight in this process (retries and segments' senders), and per tenant. */
   private slots = 0;
   private readonly perTenant = new Map<string, number>();
@@ -159,36 +169,58 @@ export class WebhookDispatcher extends BackgroundJob {
 
   /** Starts sending the feed of each webhook with something to send that this process is not sending yet. */
   private async feed(): Promise<number> {
-    const due = await this.inUnitOfWork(ACROSS_TENANTS, (m) => webhooksWithEvents(m, MAX_WEBHOOKS_PER_RUN));
+    const all = await this.inUnitOfWork(ACROSS_TENANTS, (m) => webhooksWithEvents(m, MAX_WEBHOOKS_PER_RUN));
+    const due = all.filter((w) => !this.feeding.has(`${w.tenant_id}:${w.webhook_id}`));
+    // A different webhook first each run: when slots are short, none always comes last.
+    const offset = Math.floor(Math.random() * Math.max(1, due.length));
+    const left = new Map<string, number>();
+    for (const w of due) left.set(w.tenant_id, (left.get(w.tenant_id) ?? 0) + 1);
+    this.waiting.clear();
     let started = 0;
-    for (const { tenant_id: tenantId, webhook_id: webhookId } of due) {
+    for (let i = 0; i < due.length && !this.stopping.signal.aborted; i++) {
+      const { tenant_id: tenantId, webhook_id: webhookId } = due[(i + offset) % due.length];
       const key = `${tenantId}:${webhookId}`;
-      if (this.feeding.has(key) || this.free() <= 0 || this.stopping.signal.aborted) continue;
-      const feeding = this.feedWebhook(tenantId, webhookId)
+      // A loop holds its slots (its senders) from its start to its end, within the process's and the
+      // tenant's bounds, shared among the tenant's webhooks that are due.
+      const room = this.settings.WEBHOOK_TENANT_CONCURRENCY - (this.perTenant.get(tenantId) ?? 0);
+      const slots = Math.min(this.free(), Math.max(1, Math.floor(room / left.get(tenantId)!)), room);
+      left.set(tenantId, left.get(tenantId)! - 1);
+      if (slots <= 0) {
+        this.waiting.add(tenantId); // its loops end after their segment: this webhook gets slots at the next run
+        continue;
+      }
+      this.take(tenantId, slots);
+      const feeding = this.feedWebhook(tenantId, webhookId, slots)
         .catch((err: unknown) => this.logger.warn({ err }, `webhook ${webhookId}: sending its feed failed; the next run retries (a leased segment once its lease runs out)`))
-        .finally(() => this.feeding.delete(key));
+        .finally(() => {
+          this.give(tenantId, slots);
+          this.feeding.delete(key);
+        });
       this.feeding.set(key, feeding);
       started++;
     }
     return started;
   }
 
-  /** The webhook's feed, a segment at a time: lease, send, record (with the next segment's lease), while there is one. */
-  private async feedWebhook(tenantId: string, webhookId: string): Promise<void> {
-    let leaseTakenAt = Date.now();
-    let next = await this.inUnitOfWork(tenantId, (m) => this.leaseSegment(m, tenantId, webhookId, leaseTakenAt));
-    while (next) {
-      const current = next;
-      const { records, gone } = await this.sendSegment(tenantId, webhookId, current);
-      leaseTakenAt = Date.now();
-      const recorded = await this.inUnitOfWork(tenantId, async (m) => {
-        next = undefined;
-        if (!(await recordSegment(m, tenantId, current.segment, records, gone))) return false;
-        if (!gone && !this.stopping.signal.aborted) next = await this.leaseSegment(m, tenantId, webhookId, leaseTakenAt);
-        return true;
+  /**
+   * The webhook's feed, a segment at a time, with `senders` attempts at once: lease, send, record, while
+   * there is a segment. The record commits on its own (a failure to lease the next one cannot undo it).
+   */
+  private async feedWebhook(tenantId: string, webhookId: string, senders: number): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      const leaseTakenAt = Date.now();
+      const leased = await this.inUnitOfWork(tenantId, (m) => this.leaseSegment(m, tenantId, webhookId, leaseTakenAt));
+      if (!leased) return;
+      const { records, gone, answeredAt } = await this.sendSegment(tenantId, webhookId, leased, senders);
+      const recorded = await this.inUnitOfWork(tenantId, (m) => recordSegment(m, tenantId, leased.segment, records, gone));
+      if (!recorded) {
+        this.logger.warn(`webhook ${webhookId}: segment ${leased.segment.id} not recorded: its lease had run out (another process sends it again) or the webhook was deleted`);
+        return;
+      }
+      records.forEach((r, i) => {
+        if (r.status !== 'pending') this.counted(webhookId, r.eventId, r.attempt, { status: r.status, gone: r.responseStatus === 410, nextAttemptAt: r.nextAttemptAt }, r.occurredAt, answeredAt[i]);
       });
-      if (!recorded) this.logger.warn(`webhook ${webhookId}: segment ${current.segment.id} not recorded: its lease had run out (another process sends it again) or the webhook was deleted`);
-      else for (const r of records) if (r.status !== 'pending') this.counted(webhookId, r.eventId, r.attempt, { status: r.status, gone: r.responseStatus === 410, nextAttemptAt: r.nextAttemptAt }, r.occurredAt);
+      if (gone || this.waiting.has(tenantId)) return;
     }
   }
 
@@ -202,8 +234,8 @@ export class WebhookDispatcher extends BackgroundJob {
     if (!hook) return undefined;
     const filter = typeFilterOf(hook.types);
     const wanted = (e: EventRow): e is EventRow & { id: string } => e.id !== null && typeMatches(filter, e.type!);
-    const toSend = (segment: LeasedSegment, events: Array<EventRow & { id: string }>) =>
-      ({ segment, url: hook.url, secretCiphertext: hook.secret_ciphertext, events, sendBy: takenAt + SEGMENT_SENDING_MS });
+    const toSend = (segment: LeasedSegment, events: Array<EventRow & { id: string }>, bodies = events.map(bodyOf)) =>
+      ({ segment, url: hook.url, secretCiphertext: hook.secret_ciphertext, events, bodies, sendBy: takenAt + SEGMENT_SENDING_MS });
     if (hook.expired) {
       const segment = await leaseExpiredSegment(m, tenantId, webhookId, LEASE_SECONDS);
       if (segment) {
@@ -216,10 +248,19 @@ export class WebhookDispatcher extends BackgroundJob {
       const rows = (await readFeed(m, tenantId, { ...after, fromCursor: false }, ANY_TYPE, FEED_READ)).filter((e) => e.id !== null);
       if (!rows.length) return undefined;
       const events: Array<EventRow & { id: string }> = [];
+      const bodies: string[] = [];
+      let bytes = 0;
       let last = rows[rows.length - 1];
       for (const e of rows) {
         if (!wanted(e)) continue;
+        const body = bodyOf(e);
+        if (events.length && bytes + body.length > SEGMENT_MAX_BYTES) {
+          last = events[events.length - 1];
+          break;
+        }
         events.push(e);
+        bodies.push(body);
+        bytes += body.length;
         if (events.length === SEGMENT_MAX) {
           last = e;
           break;
@@ -227,7 +268,7 @@ export class WebhookDispatcher extends BackgroundJob {
       }
       const position = { txid: last.txid!, seq: last.seq! };
       const segment = await leaseNewSegment(m, tenantId, webhookId, { after, last: position }, events.length > 0, LEASE_SECONDS);
-      if (segment) return toSend(segment, events);
+      if (segment) return toSend(segment, events, bodies);
       if (rows.length < FEED_READ) return undefined;
       after = position;
     }
@@ -235,36 +276,14 @@ export class WebhookDispatcher extends BackgroundJob {
   }
 
   /**
-   * Sends a segment's events, up to the tenant's free slots at once (at least one), and returns its
-   * attempts as they are to be recorded: each made one (with its retry, when one is scheduled), and each
-   * event not sent (after a 410, as the service stops, or past the segment's sendBy) as a pending first attempt.
+   * Sends a segment's events, `senders` at once (none starts after a 410 or past its sendBy), and returns its
+   * attempts as they are to be recorded (segmentRecords), with each record's answer time (the lag metric).
    */
-  private async sendSegment(tenantId: string, webhookId: string, s: SegmentToSend): Promise<{ records: AttemptRecord[]; gone: boolean }> {
-    const bodies = s.events.map((e) => JSON.stringify(eventView(e)));
+  private async sendSegment(tenantId: string, webhookId: string, s: SegmentToSend, senders: number): Promise<{ records: AttemptRecord[]; gone: boolean; answeredAt: Array<Date | null> }> {
     const key = this.signingKey(s.secretCiphertext, tenantId, webhookId);
-    const senders = Math.max(1, Math.min(s.events.length, this.settings.WEBHOOK_TENANT_CONCURRENCY - (this.perTenant.get(tenantId) ?? 0), this.free()));
-    this.take(tenantId, senders);
-    let made: Array<Exchange | undefined>;
-    try {
-      made = await this.thread.send(s.url, key, s.events.map((e, i) => ({ eventId: e.id, body: bodies[i] })), { concurrency: senders, sendBy: s.sendBy });
-    } finally {
-      this.give(tenantId, senders);
-    }
-    const gone = made.some((x) => x?.result.status === 410);
-    const records: AttemptRecord[] = [];
-    const none = { responseStatus: null, responseBody: null, error: null, attemptedAt: null };
-    s.events.forEach((e, i) => {
-      const event = { eventId: e.id, eventType: e.type!, occurredAt: e.occurred_at! };
-      const x = made[i];
-      if (!x) {
-        records.push({ ...event, ...none, attempt: 1, status: 'pending', nextAttemptAt: new Date(), body: bodies[i] });
-        return;
-      }
-      const o = outcomeOf(1, x.result, x.attemptedAt, this.settings.WEBHOOK_BACKOFF_SCALE);
-      records.push({ ...event, attempt: 1, status: o.status, responseStatus: o.responseStatus, responseBody: o.responseBody, error: o.error, attemptedAt: o.attemptedAt, nextAttemptAt: o.nextAttemptAt, body: null });
-      if (o.nextAttemptAt) records.push({ ...event, ...none, attempt: 2, status: 'pending', nextAttemptAt: o.nextAttemptAt, body: bodies[i] });
-    });
-    return { records, gone };
+    const made = await this.thread.send(s.url, key, s.events.map((e, i) => ({ eventId: e.id, body: s.bodies[i] })), { concurrency: senders, sendBy: s.sendBy });
+    const { records, answeredAt } = segmentRecords(s.events, s.bodies, made, this.settings.WEBHOOK_BACKOFF_SCALE);
+    return { records, gone: made.some((x) => x?.result.status === 410), answeredAt };
   }
 
   /**
@@ -288,7 +307,7 @@ export class WebhookDispatcher extends BackgroundJob {
     // A different tenant first each run: when slots are short, no tenant always comes last.
     const offset = Math.floor(Math.random() * Math.max(1, tenants.length));
     let started = 0;
-    for (let i = 0; i < tenants.length && this.free() > 0; i++) {
+    for (let i = 0; i < tenants.length && this.free() > 0 && !this.stopping.signal.aborted; i++) {
       const tenantId = tenants[(i + offset) % tenants.length].tenant_id;
       const tenantMax = this.settings.WEBHOOK_TENANT_CONCURRENCY;
       const room = Math.min(this.free(), tenantMax - (this.perTenant.get(tenantId) ?? 0));
@@ -358,18 +377,18 @@ export class WebhookDispatcher extends BackgroundJob {
   private async attempt(tenantId: string, a: ClaimedAttempt): Promise<void> {
     const [made] = await this.thread.send(a.url, this.signingKey(a.secret_ciphertext, tenantId, a.webhook_id), [{ eventId: a.event_id, body: a.body }], { concurrency: 1, sendBy: Infinity });
     if (!made) return; // the service is stopping: the lease runs out, another process makes it
-    const outcome = outcomeOf(a.attempt, made.result, made.attemptedAt, this.settings.WEBHOOK_BACKOFF_SCALE);
+    const outcome = outcomeOf(a.attempt, made.result, made.attemptedAt, this.settings.WEBHOOK_BACKOFF_SCALE, made.answeredAt);
     const recorded = await this.record(tenantId, a, outcome);
     if (!recorded) {
       this.logger.warn(`webhook ${a.webhook_id}: attempt ${a.attempt} of event ${a.event_id} not recorded: its lease had run out (another process makes it) or the webhook was deleted`);
       return;
     }
-    this.counted(a.webhook_id, a.event_id, a.attempt, outcome, a.occurred_at);
+    this.counted(a.webhook_id, a.event_id, a.attempt, outcome, a.occurred_at, made.answeredAt);
   }
 
   /** A recorded attempt in the metrics (and the log, when it was the last). */
-  private counted(webhookId: string, eventId: string, attempt: number, o: Pick<AttemptOutcome, 'status' | 'gone' | 'nextAttemptAt'>, occurredAt: Date): void {
-    if (o.status === 'delivered') this.metrics.webhookAttempt('delivered', (Date.now() - new Date(occurredAt).getTime()) / 1000);
+  private counted(webhookId: string, eventId: string, attempt: number, o: Pick<AttemptOutcome, 'status' | 'gone' | 'nextAttemptAt'>, occurredAt: Date, answeredAt: Date | null = new Date()): void {
+    if (o.status === 'delivered') this.metrics.webhookAttempt('delivered', ((answeredAt ?? new Date()).getTime() - new Date(occurredAt).getTime()) / 1000);
     else this.metrics.webhookAttempt(o.gone ? 'gone' : o.nextAttemptAt ? 'failed' : 'given_up');
     if (!o.nextAttemptAt && o.status === 'failed' && attempt >= MAX_ATTEMPTS) this.logger.warn(`webhook ${webhookId}: event ${eventId} given up after ${attempt} attempts`);
   }

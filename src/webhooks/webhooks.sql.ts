@@ -21,8 +21,9 @@ export interface FeedingWebhook {
 
 /**
  * The webhook, locked while this process leases a segment of its feed; none when it is inactive, gone, or
- * another process is leasing one right now (SKIP LOCKED: one lease at a time per webhook). `expired`: one
- * of its segments' lease has run out.
+ * another process is leasing one right now (SKIP LOCKED: one lease at a time per webhook). NO KEY UPDATE:
+ * the foreign-key checks of attempts and segments being written (KEY SHARE) neither wait for it nor make
+ * it skip the webhook. `expired`: one of its segments' lease has run out.
  */
 export const lockForLease = (m: EntityManager, tenantId: string, webhookId: string): Promise<FeedingWebhook[]> =>
   query(
@@ -31,7 +32,7 @@ export const lockForLease = (m: EntityManager, tenantId: string, webhookId: stri
                EXISTS (SELECT 1 FROM webhook_segments s WHERE s.tenant_id = w.tenant_id AND s.webhook_id = w.id AND s.leased_until < now()) AS expired
           FROM webhooks w
          WHERE w.tenant_id = ${tenantId} AND w.id = ${webhookId} AND w.is_active
-           FOR UPDATE OF w SKIP LOCKED`,
+           FOR NO KEY UPDATE OF w SKIP LOCKED`,
     GENERIC,
   );
 

@@ -247,6 +247,27 @@ describe('webhook delivery', () => {
     expect((await ctx.db.query(`SELECT count(*)::int AS n FROM webhook_segments WHERE tenant_id = $1`, [t.tenantId]))[0].n).toBe(0);
   });
 
+  it('a slow receiver: sends stop starting 5 s into a segment, the rest are recorded pending and each is made once', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const r = await receiver();
+    r.answer = () => ({ status: 200, delayMs: 1500 });
+    const hook = await subscribe(t, r.url, ['stock.changed']);
+    await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
+    for (let i = 1; i <= 24; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
+    const events = (await feed(t)).filter((e) => e.type === 'stock.changed').map((e) => e.id);
+    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
+    // One segment of 24, 4 at a time, 1.5 s each: 16 started in its first 5 s, 8 left for the retry path.
+    const recorded = await attemptsUntil(t, hook.id, (d) => d.length === 24, 30_000);
+    const notYet = recorded.filter((a) => a.status === 'pending');
+    expect(notYet.length).toBeGreaterThanOrEqual(4);
+    expect(notYet.every((a) => a.attempt === 1 && a.attemptedAt === null)).toBe(true);
+    const done = await attemptsUntil(t, hook.id, (d) => d.length === 24 && d.every((a) => a.status === 'delivered'), 30_000);
+    expect(done.every((a) => a.attempt === 1)).toBe(true);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(r.received.map((x) => x.headers['webhook-id']).sort()).toEqual([...events].sort());
+  }, 70_000);
+
   it("tenant isolation: a tenant's events reach only its own webhooks", async () => {
     const a = await newTenant(ctx);
     const b = await newTenant(ctx);

@@ -107,6 +107,10 @@ describe('webhook delivery across service processes', () => {
     const twice = r.received.length - ids().size;
     expect(twice).toBeLessThanOrEqual(sentBefore.size - delivered.length);
     expect(r.received.filter((x) => delivered.includes(x.headers['webhook-id']))).toHaveLength(delivered.length);
+    // Listed: one first attempt per event, each delivered.
+    const listed = async () => (await t.get(`${W}/${hook.id}/deliveries?limit=100`).expect(200)).body.data as Array<{ attempt: number; status: string }>;
+    for (const until = Date.now() + 10_000; (await listed()).some((a) => a.status !== 'delivered') && Date.now() < until; ) await new Promise((res) => setTimeout(res, 100));
+    expect((await listed()).map((a) => `${a.attempt} ${a.status}`)).toEqual(Array(40).fill('1 delivered'));
   }, 90_000);
 
   it('a process killed (SIGKILL) while its deliveries wait in backoff: they arrive after the restart', async () => {
