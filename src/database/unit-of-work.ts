@@ -4,6 +4,7 @@ import { ClsService } from 'nestjs-cls';
 import { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import { ATTEMPT, Attempt, attemptError, EarlyCommit, leanQuery, LostRace, Outcome, PgClient, planMode, ResourceEventKind } from './attempt';
 import { AppError } from '../common/errors';
+import { UUID_PATTERN } from '../common/uuid';
 import { Principal } from '../tenancy/request-context';
 import { APP_ROLE, RETRYABLE_SQLSTATES } from './constants';
 import { DEFAULT_POOL, POOL_SETTINGS, PoolSettings } from './data-source';
@@ -219,7 +220,7 @@ export class UnitOfWork {
     if (this.current) throw new Error('A unit of work is already active: use its manager');
     const tenant = tenantId ?? this.tenantId;
     // Inlined into the opening statement (a simple query takes no parameters): only a UUID may go there.
-    if (!UUID.test(tenant)) throw new Error('A unit of work needs a tenant UUID');
+    if (!UUID_PATTERN.test(tenant)) throw new Error('A unit of work needs a tenant UUID');
     // At most tenantMaxConnections units of work of one tenant hold connections at once (one kept for reads).
     const place = this.gate.enter(tenant, !!options.readOnly);
     const leave = typeof place === 'function' ? place : await place;
@@ -384,4 +385,3 @@ export class UnitOfWork {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -82,8 +82,8 @@ export class DeliveryThread {
     if (this.worker) return this.worker;
     const worker = new Worker(join(__dirname, 'delivery-worker.js'), {
       workerData: { allowedHosts: [...this.allowedHosts] },
-      // Its heap holds the batches in flight (at most WEBHOOK_CONCURRENCY attempts' bodies) and keep-alive connections.
-      // (a segment's bodies are at most 2 MiB: webhook-dispatcher.ts SEGMENT_MAX_BYTES).
+      // Its heap holds the batches in flight (a segment's bodies are at most 2 MiB: SEGMENT_MAX_BYTES in
+      // webhook-dispatcher.ts) and the keep-alive connections.
       resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 },
     });
     worker.unref();

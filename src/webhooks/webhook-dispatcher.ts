@@ -8,10 +8,10 @@ import { EventRow, readFeed } from '../events/events.sql';
 import { eventView, typeFilterOf, typeMatches } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
 import { DeliveryThread, Exchange } from './delivery-thread';
-import { segmentRecords } from './attempt-records';
+import { MadeAttempt, segmentRecords } from './attempt-records';
 import { MAX_ATTEMPTS, outcomeOf } from './retry-schedule';
 import { SecretBox } from './secret-box';
-import { AttemptOutcome, AttemptRecord, claimDueAttempts, ClaimedAttempt, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, lockForLease, recordSegment, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
+import { AttemptOutcome, AttemptRecord, claimDueAttempts, ClaimedAttempt, FeedPosition, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, lockForLease, recordSegment, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
 
 /** An attempt's outcome waiting to be recorded, and the attempt's wait for it. */
 interface PendingRecord {
@@ -32,15 +32,14 @@ const MAX_WEBHOOKS_PER_RUN = 1000;
 const MAX_TENANTS_PER_RUN = 1000;
 /**
  * How long a lease (a claimed retry, a segment of the feed) is this process's (seconds): longer than an
- * attempt can take (ATTEMPT_SECONDS: the target's DNS check, 5 s, and the 15 s answer timeout). A process
- * that dies mid-attempt leaves it to be made again once this has passed.
+ * attempt can take (20 s: the target's DNS check, 5 s, and the 15 s answer timeout). A process that dies
+ * mid-attempt leaves it to be made again once this has passed.
  */
 const LEASE_SECONDS = 60;
-const ATTEMPT_SECONDS = 20;
 /**
  * A segment's sends start at most this long after its lease was taken; the rest are recorded pending (made
  * by the retry path). Each attempt ends long before the lease does, and a failure is recorded, with its
- * retry, at most about ATTEMPT_SECONDS after it (the first retry is due 5 s after the failure).
+ * retry, at most about 20 s after it (the first retry is due 5 s after the failure).
  */
 const SEGMENT_SENDING_MS = 5_000;
 const ANY_TYPE = { exact: [], prefixes: [] };
@@ -58,7 +57,7 @@ interface SegmentToSend {
   sendBy: number;
 }
 
-const isAfter = (e: EventRow, p: { txid: string; seq: string }) => BigInt(e.txid!) > BigInt(p.txid) || (e.txid === p.txid && BigInt(e.seq!) > BigInt(p.seq));
+const isAfter = (e: EventRow, p: FeedPosition) => BigInt(e.txid!) > BigInt(p.txid) || (e.txid === p.txid && BigInt(e.seq!) > BigInt(p.seq));
 
 /**
  * Delivers the event feed to webhooks, in the service process (WEBHOOKS_ENABLED), every WEBHOOK_POLL_MS:
@@ -142,13 +141,6 @@ export class WebhookDispatcher extends BackgroundJob {
     }
   }
 
-  /** One run, then until what it started has been recorded (for tests). Returns how many feeds and attempts the run started. */
-  async deliverNow(): Promise<number> {
-    const started = await this.runOnce();
-    await Promise.allSettled([...this.sending, ...this.feeding.values()]);
-    return started;
-  }
-
   private free(): number {
     return this.settings.WEBHOOK_CONCURRENCY - this.slots;
   }
@@ -211,15 +203,14 @@ export class WebhookDispatcher extends BackgroundJob {
       const leaseTakenAt = Date.now();
       const leased = await this.inUnitOfWork(tenantId, (m) => this.leaseSegment(m, tenantId, webhookId, leaseTakenAt));
       if (!leased) return;
-      const { records, gone, answeredAt } = await this.sendSegment(tenantId, webhookId, leased, senders);
+      const { records, made } = await this.sendSegment(tenantId, webhookId, leased, senders);
+      const gone = made.some((x) => x.outcome.gone);
       const recorded = await this.inUnitOfWork(tenantId, (m) => recordSegment(m, tenantId, leased.segment, records, gone));
       if (!recorded) {
         this.logger.warn(`webhook ${webhookId}: segment ${leased.segment.id} not recorded: its lease had run out (another process sends it again) or the webhook was deleted`);
         return;
       }
-      records.forEach((r, i) => {
-        if (r.status !== 'pending') this.counted(webhookId, r.eventId, r.attempt, { status: r.status, gone: r.responseStatus === 410, nextAttemptAt: r.nextAttemptAt }, r.occurredAt, answeredAt[i]);
-      });
+      for (const x of made) this.counted(webhookId, x.eventId, 1, x.outcome, x.occurredAt, x.answeredAt);
       if (gone || this.waiting.has(tenantId)) return;
     }
   }
@@ -277,13 +268,12 @@ export class WebhookDispatcher extends BackgroundJob {
 
   /**
    * Sends a segment's events, `senders` at once (none starts after a 410 or past its sendBy), and returns its
-   * attempts as they are to be recorded (segmentRecords), with each record's answer time (the lag metric).
+   * attempts as they are to be recorded, and those made with their outcomes (segmentRecords).
    */
-  private async sendSegment(tenantId: string, webhookId: string, s: SegmentToSend, senders: number): Promise<{ records: AttemptRecord[]; gone: boolean; answeredAt: Array<Date | null> }> {
+  private async sendSegment(tenantId: string, webhookId: string, s: SegmentToSend, senders: number): Promise<{ records: AttemptRecord[]; made: MadeAttempt[] }> {
     const key = this.signingKey(s.secretCiphertext, tenantId, webhookId);
     const made = await this.thread.send(s.url, key, s.events.map((e, i) => ({ eventId: e.id, body: s.bodies[i] })), { concurrency: senders, sendBy: s.sendBy });
-    const { records, answeredAt } = segmentRecords(s.events, s.bodies, made, this.settings.WEBHOOK_BACKOFF_SCALE);
-    return { records, gone: made.some((x) => x?.result.status === 410), answeredAt };
+    return segmentRecords(s.events, s.bodies, made, this.settings.WEBHOOK_BACKOFF_SCALE);
   }
 
   /**
@@ -376,7 +366,7 @@ export class WebhookDispatcher extends BackgroundJob {
   /** A claimed attempt: made, its outcome recorded. */
   private async attempt(tenantId: string, a: ClaimedAttempt): Promise<void> {
     const [made] = await this.thread.send(a.url, this.signingKey(a.secret_ciphertext, tenantId, a.webhook_id), [{ eventId: a.event_id, body: a.body }], { concurrency: 1, sendBy: Infinity });
-    if (!made) return; // the service is stopping: the lease runs out, another process makes it
+    if (!made) return; // not made (the service is stopping, or the delivery thread failed): made again once the lease runs out
     const outcome = outcomeOf(a.attempt, made.result, made.attemptedAt, this.settings.WEBHOOK_BACKOFF_SCALE, made.answeredAt);
     const recorded = await this.record(tenantId, a, outcome);
     if (!recorded) {
@@ -387,8 +377,8 @@ export class WebhookDispatcher extends BackgroundJob {
   }
 
   /** A recorded attempt in the metrics (and the log, when it was the last). */
-  private counted(webhookId: string, eventId: string, attempt: number, o: Pick<AttemptOutcome, 'status' | 'gone' | 'nextAttemptAt'>, occurredAt: Date, answeredAt: Date | null = new Date()): void {
-    if (o.status === 'delivered') this.metrics.webhookAttempt('delivered', ((answeredAt ?? new Date()).getTime() - new Date(occurredAt).getTime()) / 1000);
+  private counted(webhookId: string, eventId: string, attempt: number, o: AttemptOutcome, occurredAt: Date, answeredAt: Date): void {
+    if (o.status === 'delivered') this.metrics.webhookAttempt('delivered', (answeredAt.getTime() - new Date(occurredAt).getTime()) / 1000);
     else this.metrics.webhookAttempt(o.gone ? 'gone' : o.nextAttemptAt ? 'failed' : 'given_up');
     if (!o.nextAttemptAt && o.status === 'failed' && attempt >= MAX_ATTEMPTS) this.logger.warn(`webhook ${webhookId}: event ${eventId} given up after ${attempt} attempts`);
   }

@@ -250,7 +250,7 @@ export const lockTenantWebhooks = (m: EntityManager, tenantId: string): Promise<
   query(m, sql`SELECT pg_advisory_xact_lock(hashtextextended('webhooks:' || ${tenantId}::text, 0))`);
 
 /** A new webhook's feed position: after every event of transactions that started before this one. */
-export const currentFeedPosition = async (m: EntityManager): Promise<{ txid: string; seq: string }> => {
+export const currentFeedPosition = async (m: EntityManager): Promise<FeedPosition> => {
   const [row]: Array<{ txid: string }> = await query(m, sql`SELECT pg_current_xact_id()::text AS txid`);
   return { txid: row.txid, seq: '0' };
 };

@@ -58,6 +58,20 @@ describe('webhook delivery', () => {
     }
   };
   const feed = async (t: Tenant) => (await t.get('/v1/events?limit=500').expect(200)).body.data as Array<{ id: string; type: string }>;
+  /**
+   * A webhook on stock.changed, off while `n` adjustments happen: turned on, it leases their events as one
+   * segment. Returns it, its receiver and the events' ids.
+   */
+  const offWhileAdjusting = async (t: Tenant, n: number) => {
+    const f = await inventoryFixture(t);
+    const r = await receiver();
+    const hook = await subscribe(t, r.url, ['stock.changed']);
+    await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
+    for (let i = 1; i <= n; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
+    const events = (await feed(t)).filter((e) => e.type === 'stock.changed').map((e) => e.id);
+    expect(events).toHaveLength(n);
+    return { r, hook, events };
+  };
 
   it('POSTs each event as the feed shows it, signed: standardwebhooks verifies every delivery; each attempt is listed', async () => {
     const t = await newTenant(ctx);
@@ -186,14 +200,7 @@ describe('webhook delivery', () => {
 
   it('410 mid-segment: the attempts not made yet are listed pending and made once the webhook is turned on again', async () => {
     const t = await newTenant(ctx);
-    const f = await inventoryFixture(t);
-    const r = await receiver();
-    const hook = await subscribe(t, r.url, ['stock.changed']);
-    // Ten events while the webhook is off: turned on, it leases them as one segment.
-    await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
-    for (let i = 1; i <= 10; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
-    const events = (await feed(t)).filter((e) => e.type === 'stock.changed').map((e) => e.id);
-    expect(events).toHaveLength(10);
+    const { r, hook, events } = await offWhileAdjusting(t, 10);
     r.answer = () => ({ status: 410, delayMs: 100 });
     await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
     const first = await attemptsUntil(t, hook.id, (d) => d.length === 10);
@@ -219,12 +226,7 @@ describe('webhook delivery', () => {
 
   it('a segment left by a process that died is sent once its lease has run out, and only then', async () => {
     const t = await newTenant(ctx);
-    const f = await inventoryFixture(t);
-    const r = await receiver();
-    const hook = await subscribe(t, r.url, ['stock.changed']);
-    await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
-    for (let i = 1; i <= 3; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
-    const events = (await feed(t)).filter((e) => e.type === 'stock.changed').map((e) => e.id);
+    const { r, hook, events } = await offWhileAdjusting(t, 3);
     // What a process leaves when it dies mid-segment: the webhook's position past the events, their segment leased.
     const [segment] = await ctx.db.query(
       `WITH last AS (SELECT txid, seq FROM events WHERE tenant_id = $1 ORDER BY txid DESC, seq DESC LIMIT 1),
@@ -249,13 +251,8 @@ describe('webhook delivery', () => {
 
   it('a slow receiver: sends stop starting 5 s into a segment, the rest are recorded pending and each is made once', async () => {
     const t = await newTenant(ctx);
-    const f = await inventoryFixture(t);
-    const r = await receiver();
+    const { r, hook, events } = await offWhileAdjusting(t, 24);
     r.answer = () => ({ status: 200, delayMs: 1500 });
-    const hook = await subscribe(t, r.url, ['stock.changed']);
-    await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
-    for (let i = 1; i <= 24; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
-    const events = (await feed(t)).filter((e) => e.type === 'stock.changed').map((e) => e.id);
     await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
     // One segment of 24, 4 at a time, 1.5 s each: 16 started in its first 5 s, 8 left for the retry path.
     const recorded = await attemptsUntil(t, hook.id, (d) => d.length === 24, 30_000);

@@ -142,6 +142,7 @@ export class Holds {
          FROM unnest(${itemIds}::uuid[], ${facilityIds}::uuid[]) AS k(item_id, facility_id)
          LEFT JOIN lp p ON p.item_id = k.item_id AND p.facility_id = k.facility_id
          LEFT JOIN lapsed_holds h ON h.item_id = k.item_id AND h.facility_id = k.facility_id
+        -- lp is read whole, whatever the join's plan: every position is locked, not only those it probed
         WHERE (SELECT count(*) FROM lp) >= 0`,
     );
     const atp = new Map(rows.map((r) => [positionKey({ itemId: r.item_id, facilityId: r.facility_id }), toQty(r.atp)]));
