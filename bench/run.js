@@ -405,8 +405,10 @@ async function eventsCost(defs, on, off, platform) {
     if (key === 'adjustSpread') await drive({ base: off.service.base, connections: config.connections, headers: off.headers, requests: defs[key].requests, expect: defs[key].expect, seconds: config.seconds });
     for (let round = 1; round <= config.eventsRounds; round++) {
       const order = round % 2 ? [['on', on], ['off', off]] : [['off', off], ['on', on]];
-      for (const [mode, common] of order)
+      for (const [mode, common] of order) {
+        await common.pg.query('CHECKPOINT'); // every run starts just after one (full-page writes: see webhookCost)
         runs[mode].push(await runScenario(`${key}Events`, defs[key], { ...common, label: `${defs[key].label}, events ${mode} (${round}) [${platform}]` }));
+      }
     }
     const merged = (mode) => merge(runs[mode], `${defs[key].label}, events ${mode} (${config.eventsRounds} runs) [${platform}]`);
     const ratios = runs.on.map((r, i) => r.rps / runs.off[i].rps).sort((a, b) => a - b);
@@ -426,8 +428,8 @@ async function eventsCost(defs, on, off, platform) {
  * A webhook's cost (issue 24: adjustments with one webhook subscribed to stock.changed ≥ 0.8 × without, and
  * event-to-delivery lag p99 < 2 s): the spread adjustments alternately with a webhook (created just before
  * the run: it starts at the feed's head; its deliveries are awaited after the run, then it is deleted) and
- * without one, every run checked like any write scenario. The receiver (in this process) answers 204 and
- * records each delivery's lag: its arrival less the event's occurredAt. Every process of the run delivers
+ * without one, every run checked like any write scenario. The receiver (bench/receiver.js, a process of its
+ * own) answers 204 and records each delivery's lag: its arrival less the event's occurredAt. Every process of the run delivers
  * (both platforms' services are up): the figures include the dispatcher of every instance.
  */
 async function webhookCost(defs, common, platform) {
@@ -461,6 +463,9 @@ async function webhookCost(defs, common, platform) {
     for (let round = 1; round <= config.eventsRounds; round++) {
       for (const mode of round % 2 ? ['on', 'off'] : ['off', 'on']) {
         const label = `${def.label}, webhook ${mode} (${round}) [${platform}]`;
+        // Every run starts just after a checkpoint: the first change to each page after one writes the whole
+        // page to the WAL, so a run that a checkpoint happens to precede pays more than the next one.
+        await common.pg.query('CHECKPOINT');
         if (mode === 'off') {
           runs.off.push(await runScenario('adjustSpreadWebhook', def, { ...common, label }));
           continue;

@@ -1,7 +1,6 @@
-import type { EventRow } from '../events/events.sql';
 import type { Exchange } from './delivery-thread';
 import { outcomeOf } from './retry-schedule';
-import type { AttemptOutcome, AttemptRecord } from './webhooks.sql';
+import type { AttemptOutcome, AttemptRecord, SegmentEvent } from './webhooks.sql';
 
 /** An attempt a segment made: its event, its outcome and when its answer came. */
 export interface MadeAttempt {
@@ -18,8 +17,7 @@ export interface MadeAttempt {
  * thread failed) as a pending first attempt, due now. `made`: the attempts made, with their outcomes.
  */
 export function segmentRecords(
-  events: ReadonlyArray<EventRow & { id: string }>,
-  bodies: readonly string[],
+  events: readonly SegmentEvent[],
   made: ReadonlyArray<Exchange | undefined>,
   backoffScale: number,
 ): { records: AttemptRecord[]; made: MadeAttempt[] } {
@@ -27,16 +25,16 @@ export function segmentRecords(
   const done: MadeAttempt[] = [];
   const none = { responseStatus: null, responseBody: null, error: null, attemptedAt: null };
   events.forEach((e, i) => {
-    const event = { eventId: e.id, eventType: e.type!, occurredAt: e.occurred_at! };
+    const event = { eventId: e.id, eventType: e.type, occurredAt: e.occurred_at };
     const x = made[i];
     if (!x) {
-      records.push({ ...event, ...none, attempt: 1, status: 'pending', nextAttemptAt: new Date(), body: bodies[i] });
+      records.push({ ...event, ...none, attempt: 1, status: 'pending', nextAttemptAt: new Date(), body: e.body });
       return;
     }
     const o = outcomeOf(1, x.result, x.attemptedAt, backoffScale, x.answeredAt);
     records.push({ ...event, attempt: 1, status: o.status, responseStatus: o.responseStatus, responseBody: o.responseBody, error: o.error, attemptedAt: o.attemptedAt, nextAttemptAt: o.nextAttemptAt, body: null });
     done.push({ eventId: e.id, occurredAt: event.occurredAt, outcome: o, answeredAt: x.answeredAt });
-    if (o.nextAttemptAt) records.push({ ...event, ...none, attempt: 2, status: 'pending', nextAttemptAt: o.nextAttemptAt, body: bodies[i] });
+    if (o.nextAttemptAt) records.push({ ...event, ...none, attempt: 2, status: 'pending', nextAttemptAt: o.nextAttemptAt, body: e.body });
   });
   return { records, made: done };
 }

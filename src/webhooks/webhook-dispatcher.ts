@@ -4,14 +4,13 @@ import type { EntityManager } from 'typeorm';
 import { ACROSS_TENANTS, BackgroundJob } from '../common/background-job';
 import { Settings } from '../config/settings';
 import { UnitOfWork } from '../database/unit-of-work';
-import { EventRow, readFeed } from '../events/events.sql';
-import { eventView, typeFilterOf, typeMatches } from '../events/events.service';
+import { typeFilterOf } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
 import { DeliveryThread, Exchange } from './delivery-thread';
 import { MadeAttempt, segmentRecords } from './attempt-records';
 import { MAX_ATTEMPTS, outcomeOf } from './retry-schedule';
 import { SecretBox } from './secret-box';
-import { AttemptOutcome, AttemptRecord, claimDueAttempts, ClaimedAttempt, FeedPosition, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, lockForLease, recordSegment, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
+import { AttemptOutcome, AttemptRecord, claimDueAttempts, ClaimedAttempt, FeedPosition, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, lockForLease, readSegmentFeed, recordSegment, SegmentEvent, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
 
 /** An attempt's outcome waiting to be recorded, and the attempt's wait for it. */
 interface PendingRecord {
@@ -42,22 +41,18 @@ const LEASE_SECONDS = 60;
  * retry, at most about 20 s after it (the first retry is due 5 s after the failure).
  */
 const SEGMENT_SENDING_MS = 5_000;
-const ANY_TYPE = { exact: [], prefixes: [] };
-const bodyOf = (e: EventRow & { id: string }) => JSON.stringify(eventView(e));
 
 /** A leased segment with what sending it takes: the webhook's target and secret, and the segment's events of the webhook's types. */
 interface SegmentToSend {
   segment: LeasedSegment;
   url: string;
   secretCiphertext: string;
-  events: Array<EventRow & { id: string }>;
-  /** Each event's JSON as the feed shows it (the body sent). */
-  bodies: string[];
+  events: SegmentEvent[];
   /** When its sends must have started (Date.now() milliseconds). */
   sendBy: number;
 }
 
-const isAfter = (e: EventRow, p: FeedPosition) => BigInt(e.txid!) > BigInt(p.txid) || (e.txid === p.txid && BigInt(e.seq!) > BigInt(p.seq));
+const isAfter = (e: FeedPosition, p: FeedPosition) => BigInt(e.txid) > BigInt(p.txid) || (e.txid === p.txid && BigInt(e.seq) > BigInt(p.seq));
 
 /**
  * Delivers the event feed to webhooks, in the service process (WEBHOOKS_ENABLED), every WEBHOOK_POLL_MS:
@@ -224,42 +219,37 @@ export class WebhookDispatcher extends BackgroundJob {
     const [hook] = await lockForLease(m, tenantId, webhookId);
     if (!hook) return undefined;
     const filter = typeFilterOf(hook.types);
-    const wanted = (e: EventRow): e is EventRow & { id: string } => e.id !== null && typeMatches(filter, e.type!);
-    const toSend = (segment: LeasedSegment, events: Array<EventRow & { id: string }>, bodies = events.map(bodyOf)) =>
-      ({ segment, url: hook.url, secretCiphertext: hook.secret_ciphertext, events, bodies, sendBy: takenAt + SEGMENT_SENDING_MS });
+    const toSend = (segment: LeasedSegment, events: SegmentEvent[]) => ({ segment, url: hook.url, secretCiphertext: hook.secret_ciphertext, events, sendBy: takenAt + SEGMENT_SENDING_MS });
     if (hook.expired) {
       const segment = await leaseExpiredSegment(m, tenantId, webhookId, LEASE_SECONDS);
       if (segment) {
-        const rows = await readFeed(m, tenantId, { ...segment.after, fromCursor: false }, ANY_TYPE, FEED_READ);
-        return toSend(segment, rows.filter((e) => wanted(e) && !isAfter(e, segment.last)) as Array<EventRow & { id: string }>);
+        const rows = await readSegmentFeed(m, tenantId, segment.after, filter, FEED_READ);
+        return toSend(segment, rows.filter((e): e is SegmentEvent => e.id !== null && !isAfter(e, segment.last)));
       }
     }
-    let after = { txid: hook.feed_txid, seq: hook.feed_seq };
+    let after: FeedPosition = { txid: hook.feed_txid, seq: hook.feed_seq };
     for (let read = 0; read < FEED_READS; read++) {
-      const rows = (await readFeed(m, tenantId, { ...after, fromCursor: false }, ANY_TYPE, FEED_READ)).filter((e) => e.id !== null);
+      const rows = await readSegmentFeed(m, tenantId, after, filter, FEED_READ);
       if (!rows.length) return undefined;
-      const events: Array<EventRow & { id: string }> = [];
-      const bodies: string[] = [];
+      const events: SegmentEvent[] = [];
       let bytes = 0;
-      let last = rows[rows.length - 1];
+      let last: FeedPosition = rows[rows.length - 1];
       for (const e of rows) {
-        if (!wanted(e)) continue;
-        const body = bodyOf(e);
-        if (events.length && bytes + body.length > SEGMENT_MAX_BYTES) {
+        if (e.id === null) continue;
+        if (events.length && bytes + e.body!.length > SEGMENT_MAX_BYTES) {
           last = events[events.length - 1];
           break;
         }
-        events.push(e);
-        bodies.push(body);
-        bytes += body.length;
+        events.push(e as SegmentEvent);
+        bytes += e.body!.length;
         if (events.length === SEGMENT_MAX) {
           last = e;
           break;
         }
       }
-      const position = { txid: last.txid!, seq: last.seq! };
+      const position = { txid: last.txid, seq: last.seq };
       const segment = await leaseNewSegment(m, tenantId, webhookId, { after, last: position }, events.length > 0, LEASE_SECONDS);
-      if (segment) return toSend(segment, events, bodies);
+      if (segment) return toSend(segment, events);
       if (rows.length < FEED_READ) return undefined;
       after = position;
     }
@@ -272,8 +262,8 @@ export class WebhookDispatcher extends BackgroundJob {
    */
   private async sendSegment(tenantId: string, webhookId: string, s: SegmentToSend, senders: number): Promise<{ records: AttemptRecord[]; made: MadeAttempt[] }> {
     const key = this.signingKey(s.secretCiphertext, tenantId, webhookId);
-    const made = await this.thread.send(s.url, key, s.events.map((e, i) => ({ eventId: e.id, body: s.bodies[i] })), { concurrency: senders, sendBy: s.sendBy });
-    return segmentRecords(s.events, s.bodies, made, this.settings.WEBHOOK_BACKOFF_SCALE);
+    const made = await this.thread.send(s.url, key, s.events.map((e) => ({ eventId: e.id, body: e.body })), { concurrency: senders, sendBy: s.sendBy });
+    return segmentRecords(s.events, made, this.settings.WEBHOOK_BACKOFF_SCALE);
   }
 
   /**

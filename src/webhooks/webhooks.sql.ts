@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { GENERIC, query, sql } from '../database/sql';
+import { GENERIC, PREPARED, query, raw, sql } from '../database/sql';
 
 /** Active webhooks, of any tenant, with feed events after their position (webhooks_with_events, SECURITY DEFINER). */
 export const webhooksWithEvents = (m: EntityManager, maxRows: number): Promise<Array<{ tenant_id: string; webhook_id: string }>> =>
@@ -41,6 +41,54 @@ export interface FeedPosition {
   txid: string;
   seq: string;
 }
+
+/**
+ * A feed row as a segment reads it: its position, and, when the event is of the webhook's types, its id,
+ * type, occurredAt and `body`, the event's JSON as GET /v1/events shows it (built by the database: the
+ * service's event loop neither parses the event's data nor serializes it again).
+ */
+export interface SegmentRow {
+  txid: string;
+  seq: string;
+  /** Null: not of the webhook's types (the segment passes it by). */
+  id: string | null;
+  type: string;
+  occurred_at: Date;
+  body: string | null;
+}
+
+/** A feed row of the webhook's types: a segment's event. */
+export type SegmentEvent = SegmentRow & { id: string; body: string };
+
+/** A column's JSON text (`null` for NULL). */
+const json = (column: string) => `coalesce(to_json(${column})::text, 'null')`;
+/**
+ * An event's JSON as the feed shows it (eventView in events.service.ts, with Date's toJSON: milliseconds,
+ * UTC), its data as the database writes jsonb. The webhook specs compare each body with GET /v1/events.
+ */
+const EVENT_JSON = raw(`'{"id":' || ${json('e.id')} || ',"type":' || ${json('e.type')}
+       || ',"occurredAt":' || to_json(to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+       || ',"action":' || ${json('e.action')} || ',"subject":{"type":' || ${json('e.subject_type')} || ',"id":' || ${json('e.subject_id')}
+       || '},"data":' || coalesce(e.data::text, 'null') || '}'`);
+
+/**
+ * Up to `limit` events of the tenant's feed after `after`, below the feed's horizon (as readFeed reads
+ * it), in feed order; those of the `exact` types or type `prefixes` (none: every type) with their bodies.
+ */
+export const readSegmentFeed = (m: EntityManager, tenantId: string, after: FeedPosition, filter: { exact: string[]; prefixes: string[] }, limit: number): Promise<SegmentRow[]> =>
+  query(
+    m,
+    sql`SELECT e.txid, e.seq, CASE WHEN e.wanted THEN e.id END AS id, e.type, e.occurred_at, CASE WHEN e.wanted THEN ${EVENT_JSON} END AS body
+          FROM (SELECT e.*, ${!filter.exact.length && !filter.prefixes.length}::boolean OR e.type = ANY(${filter.exact}::text[])
+                            OR EXISTS (SELECT 1 FROM unnest(${filter.prefixes}::text[]) AS f(prefix) WHERE starts_with(e.type, f.prefix)) AS wanted
+                  FROM events e
+                 WHERE e.tenant_id = ${tenantId} AND (e.txid, e.seq) > (${after.txid}::bigint, ${after.seq}::bigint)
+                   AND e.txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+                 ORDER BY e.txid, e.seq
+                 LIMIT ${limit}) e
+         ORDER BY e.txid, e.seq`,
+    PREPARED,
+  );
 
 /** A leased segment of a webhook's feed: its events are those after `after` up to `last`. */
 export interface LeasedSegment {
