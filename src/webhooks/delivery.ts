@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { Pool } from 'undici';
 import { CheckedTarget } from './targets';
 
 /** A receiver has this long to answer (CONTRACT §9: a 2xx within 15 s is delivered). */
@@ -23,96 +24,97 @@ export function signature(key: Buffer, id: string, timestamp: number, body: stri
 }
 
 /**
- * Keep-alive connections per checked address (undici pools: a request costs the delivery thread about
- * two thirds of the CPU of node:http's client): one pool per (scheme, host name, port, address), whose
- * connections are made to the address that was checked for it (its host name stays in the Host header
- * and the TLS server name), so a host name that resolves elsewhere later gets a pool of its own, after its
- * own check. One request per connection at a time (no pipelining: a receiver or proxy that mishandles it
- * would leave attempts unanswered). No redirect is followed (undici follows none unless told). At most
- * MAX_POOLS pools are kept.
+ * Keep-alive connections per checked address: one agent per (scheme, host name, port, address), so a
+ * connection is only ever reused for the address that was checked for it (a host name that resolves
+ * elsewhere later gets an agent of its own, after its own check). At most MAX_AGENTS agents are kept.
  */
-const MAX_POOLS = 256;
-const pools = new Map<string, Pool>();
-function poolFor(target: CheckedTarget): Pool {
+const MAX_AGENTS = 256;
+const agents = new Map<string, http.Agent>();
+function agentFor(target: CheckedTarget): http.Agent {
   const key = `${target.url.protocol}//${target.url.host}@${target.address}`;
-  let pool = pools.get(key);
-  if (pool) pools.delete(key); // re-inserted below: most recently used last
+  let agent = agents.get(key);
+  if (agent) agents.delete(key); // re-inserted below: most recently used last
   else {
-    const pinned: LookupFunction = (_host, options, callback) => {
-      if ((options as { all?: boolean }).all) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family: target.family }]);
-      else callback(null, target.address, target.family);
-    };
-    pool = new Pool(target.url.origin, {
-      connections: 64,
-      pipelining: 1,
-      connect: { lookup: pinned, timeout: DELIVERY_TIMEOUT_MS },
-      keepAliveTimeout: DELIVERY_TIMEOUT_MS,
-      headersTimeout: DELIVERY_TIMEOUT_MS,
-      bodyTimeout: DELIVERY_TIMEOUT_MS,
-    });
+    const options = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: DELIVERY_TIMEOUT_MS };
+    agent = target.url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
   }
-  pools.set(key, pool);
-  // Past MAX_POOLS the least recently used is closed once its requests in flight have ended.
-  for (const [oldest, old] of pools) {
-    if (pools.size <= MAX_POOLS) break;
-    pools.delete(oldest);
-    void old.close().catch(() => undefined);
+  agents.set(key, agent);
+  // Past MAX_AGENTS the least recently used is forgotten, not destroyed (an attempt may be in flight on it):
+  // its idle connections close on their timeout.
+  for (const oldest of agents.keys()) {
+    if (agents.size <= MAX_AGENTS) break;
+    agents.delete(oldest);
   }
-  return pool;
+  return agent;
 }
 
 /** Closes every kept-alive delivery connection (the service is stopping). */
 export function closeDeliveryConnections(): void {
-  for (const pool of pools.values()) void pool.destroy().catch(() => undefined);
-  pools.clear();
+  for (const agent of agents.values()) agent.destroy();
+  agents.clear();
 }
 
-const noAnswer = (error: string): SendResult => ({ status: null, body: null, retryAfter: null, error });
-
 /**
- * POSTs `body` to the checked target, connecting to the address that was checked (poolFor), with the
- * Standard Webhooks headers. No redirect is followed (a 3xx is an answer like any other non-2xx); the
- * answer's body is read up to MAX_RESPONSE_BYTES; the whole exchange ends by `timeoutMs` or `signal`.
+ * POSTs `body` to the checked target, connecting to the address that was checked (its host name stays in
+ * the Host header and TLS server name), with the Standard Webhooks headers. No redirect is followed (a
+ * 3xx is an answer like any other non-2xx); the answer's body is read up to MAX_RESPONSE_BYTES; the whole
+ * exchange ends by `timeoutMs` or `signal`. Connections are kept alive per checked address (agentFor).
  */
-export async function send(target: CheckedTarget, headers: Record<string, string>, body: string, signal?: AbortSignal, timeoutMs = DELIVERY_TIMEOUT_MS): Promise<SendResult> {
-  const ending = new AbortController();
-  const timer = setTimeout(() => ending.abort(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
-  const onAbort = () => ending.abort(new Error('aborted: the service is stopping'));
-  signal?.addEventListener('abort', onAbort);
-  try {
-    const res = await poolFor(target).request({
-      path: `${target.url.pathname}${target.url.search}`,
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'inventory-service-webhooks/1' },
-      body,
-      signal: ending.signal,
-    });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        chunks.push(chunk);
-        size += chunk.length;
-        if (size >= MAX_RESPONSE_BYTES) break; // the rest is not read: the connection is closed
-      }
-    } catch (err) {
-      if (ending.signal.aborted) throw err; // past the timeout, or stopping: no answer, as before the status came
-      // the answer's status and headers came; its body broke off: kept as far as it came
-    }
-    if (size >= MAX_RESPONSE_BYTES) res.body.destroy();
-    const retryAfter = res.headers['retry-after'];
-    return {
-      status: res.statusCode,
-      body: Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8').replace(/\uFFFD+$/, ''),
-      retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
-      error: null,
+export function send(target: CheckedTarget, headers: Record<string, string>, body: string, signal?: AbortSignal, timeoutMs = DELIVERY_TIMEOUT_MS): Promise<SendResult> {
+  const pinned: LookupFunction = (_host, options, callback) => {
+    if ((options as { all?: boolean }).all) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+  const client = target.url.protocol === 'https:' ? https : http;
+  return new Promise<SendResult>((resolve) => {
+    let done = false;
+    const finish = (r: SendResult) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(r);
     };
-  } catch (err) {
-    if (ending.signal.aborted) return noAnswer((ending.signal.reason as Error).message);
-    const e = err as NodeJS.ErrnoException;
-    return noAnswer((e.code ? `${e.code}: ` : '') + e.message);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-  }
+    const req = client.request(
+      target.url,
+      {
+        method: 'POST',
+        lookup: pinned,
+        agent: agentFor(target),
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'inventory-service-webhooks/1' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const answer = () =>
+          finish({
+            status: res.statusCode ?? null,
+            body: Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8').replace(/\uFFFD+$/, ''),
+            retryAfter: typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : null,
+            error: null,
+          });
+        res.on('data', (chunk: Buffer) => {
+          if (size < MAX_RESPONSE_BYTES) chunks.push(chunk);
+          size += chunk.length;
+          if (size >= MAX_RESPONSE_BYTES) {
+            answer();
+            res.destroy();
+          }
+        });
+        res.on('end', answer);
+        res.on('error', answer);
+      },
+    );
+    const timer = setTimeout(() => {
+      finish({ status: null, body: null, retryAfter: null, error: `no answer within ${timeoutMs / 1000} s` });
+      req.destroy();
+    }, timeoutMs);
+    const onAbort = () => {
+      finish({ status: null, body: null, retryAfter: null, error: 'aborted: the service is stopping' });
+      req.destroy();
+    };
+    signal?.addEventListener('abort', onAbort);
+    req.on('error', (err: NodeJS.ErrnoException) => finish({ status: null, body: null, retryAfter: null, error: (err.code ? `${err.code}: ` : '') + err.message }));
+    req.end(body);
+  });
 }
