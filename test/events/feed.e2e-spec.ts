@@ -122,10 +122,11 @@ describe('the event feed', () => {
     await inventoryFixture(a);
     const other = await newTenant(ctx, ALL.filter((p) => p !== 'events:read'));
     await other.get('/v1/events').expect(403);
-    expect((await page(a)).data.length).toBeGreaterThan(0);
+    // Once the feed has caught up with a's writes (other specs' transactions hold its horizon back meanwhile).
+    const { events, cursor } = await drain(a);
+    expect(events.length).toBeGreaterThan(0);
     expect((await page(b)).data).toEqual([]);
     // A cursor of another tenant reads that tenant's position in this tenant's feed: nothing of the other's.
-    const { cursor } = await drain(a);
     expect((await page(b, `after=${cursor}`)).data).toEqual([]);
   });
 
