@@ -67,10 +67,6 @@ export interface TypeFilter {
   prefixes: string[];
 }
 
-/** Whether an event type passes a filter (an empty filter passes every type), as readFeed's SQL decides it. */
-export const typeMatches = (filter: TypeFilter, type: string): boolean =>
-  (!filter.exact.length && !filter.prefixes.length) || filter.exact.includes(type) || filter.prefixes.some((p) => type.startsWith(p));
-
 /** A list of types (the feed's `types`, a webhook's `types`) as exact types and prefixes; 400 naming `types` when malformed or too many. */
 export function typeFilterOf(types: readonly string[]): TypeFilter {
   const list = [...new Set(types)];

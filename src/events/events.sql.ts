@@ -62,6 +62,11 @@ export interface EventRow {
  * (asked only `fromCursor`: a feed read from the start has missed nothing).
  * `exact` types and type `prefixes` (empty: all types).
  */
+/** Whether event `e` is of the `exact` types or type `prefixes` (both empty: every type), as an SQL condition. */
+export const typeCondition = (filter: { exact: string[]; prefixes: string[] }) =>
+  sql`(${!filter.exact.length && !filter.prefixes.length}::boolean OR e.type = ANY(${filter.exact}::text[])
+       OR EXISTS (SELECT 1 FROM unnest(${filter.prefixes}::text[]) AS f(prefix) WHERE starts_with(e.type, f.prefix)))`;
+
 export function readFeed(
   m: EntityManager,
   tenantId: string,
@@ -69,7 +74,6 @@ export function readFeed(
   filter: { exact: string[]; prefixes: string[] },
   limit: number,
 ): Promise<EventRow[]> {
-  const anyType = !filter.exact.length && !filter.prefixes.length;
   return query(
     m,
     sql`WITH x AS (
@@ -79,8 +83,7 @@ export function readFeed(
           FROM x LEFT JOIN LATERAL (
             SELECT * FROM events e
              WHERE e.tenant_id = ${tenantId} AND (e.txid, e.seq) > (${after.txid}::bigint, ${after.seq}::bigint) AND e.txid < x.horizon
-               AND (${anyType}::boolean OR e.type = ANY(${filter.exact}::text[])
-                    OR EXISTS (SELECT 1 FROM unnest(${filter.prefixes}::text[]) AS f(prefix) WHERE starts_with(e.type, f.prefix)))
+               AND ${typeCondition(filter)}
              ORDER BY e.txid, e.seq
              LIMIT ${limit}) e ON NOT x.expired
          ORDER BY e.txid, e.seq`,

@@ -1,5 +1,6 @@
 import { EntityManager } from 'typeorm';
 import { GENERIC, PREPARED, query, raw, sql } from '../database/sql';
+import { typeCondition } from '../events/events.sql';
 
 /** Active webhooks, of any tenant, with feed events after their position (webhooks_with_events, SECURITY DEFINER). */
 export const webhooksWithEvents = (m: EntityManager, maxRows: number): Promise<Array<{ tenant_id: string; webhook_id: string }>> =>
@@ -79,8 +80,7 @@ export const readSegmentFeed = (m: EntityManager, tenantId: string, after: FeedP
   query(
     m,
     sql`SELECT e.txid, e.seq, CASE WHEN e.wanted THEN e.id END AS id, e.type, e.occurred_at, CASE WHEN e.wanted THEN ${EVENT_JSON} END AS body
-          FROM (SELECT e.*, ${!filter.exact.length && !filter.prefixes.length}::boolean OR e.type = ANY(${filter.exact}::text[])
-                            OR EXISTS (SELECT 1 FROM unnest(${filter.prefixes}::text[]) AS f(prefix) WHERE starts_with(e.type, f.prefix)) AS wanted
+          FROM (SELECT e.*, ${typeCondition(filter)} AS wanted
                   FROM events e
                  WHERE e.tenant_id = ${tenantId} AND (e.txid, e.seq) > (${after.txid}::bigint, ${after.seq}::bigint)
                    AND e.txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
