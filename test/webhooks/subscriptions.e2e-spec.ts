@@ -1,3 +1,4 @@
+import { drainFeed } from '../support/feed';
 import { newTenant, PLATFORMS, startApp, Tenant, TestContext } from '../support/app';
 import { ISO_MS, UUID } from '../support/matchers';
 
@@ -20,7 +21,8 @@ describe.each(PLATFORMS)('webhook subscriptions on %s', (platform) => {
   afterAll(() => ctx.close());
 
   it('POST answers 201 with the webhook and its secret once; GET and lists never show it; nothing is an event of the feed', async () => {
-    const events = async () => (await t.get('/v1/events?limit=500').expect(200)).body.data;
+    // The feed once it has caught up with the tenant's writes (other specs' open transactions hold its horizon back).
+    const events = async () => (await drainFeed(ctx.db, t)).events;
     const before = await events();
     const res = await t.post(W, { url: LOOPBACK, types: ['stock.changed', 'purchase_order.*'], description: 'ERP' }).expect(201);
     const hook = res.body.data;
