@@ -54,6 +54,11 @@ export interface EventRow {
   expired: boolean;
 }
 
+/** Whether event `e` is of the `exact` types or type `prefixes` (both empty: every type), as an SQL condition. */
+export const typeCondition = (filter: { exact: string[]; prefixes: string[] }) =>
+  sql`(${!filter.exact.length && !filter.prefixes.length}::boolean OR e.type = ANY(${filter.exact}::text[])
+       OR EXISTS (SELECT 1 FROM unnest(${filter.prefixes}::text[]) AS f(prefix) WHERE starts_with(e.type, f.prefix)))`;
+
 /**
  * A page of the feed after position (`txid`, `seq`), in (txid, seq) order, only events of transactions
  * older than every transaction still running (the snapshot's xmin): those have all ended, so whatever
@@ -62,11 +67,6 @@ export interface EventRow {
  * (asked only `fromCursor`: a feed read from the start has missed nothing).
  * `exact` types and type `prefixes` (empty: all types).
  */
-/** Whether event `e` is of the `exact` types or type `prefixes` (both empty: every type), as an SQL condition. */
-export const typeCondition = (filter: { exact: string[]; prefixes: string[] }) =>
-  sql`(${!filter.exact.length && !filter.prefixes.length}::boolean OR e.type = ANY(${filter.exact}::text[])
-       OR EXISTS (SELECT 1 FROM unnest(${filter.prefixes}::text[]) AS f(prefix) WHERE starts_with(e.type, f.prefix)))`;
-
 export function readFeed(
   m: EntityManager,
   tenantId: string,

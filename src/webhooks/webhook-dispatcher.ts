@@ -10,7 +10,7 @@ import { DeliveryThread, Exchange } from './delivery-thread';
 import { MadeAttempt, segmentRecords } from './attempt-records';
 import { MAX_ATTEMPTS, outcomeOf } from './retry-schedule';
 import { SecretBox } from './secret-box';
-import { AttemptOutcome, AttemptRecord, claimDueAttempts, ClaimedAttempt, FeedPosition, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, lockForLease, readSegmentFeed, recordSegment, SegmentEvent, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
+import { AttemptOutcome, AttemptRecord, claimDueAttempts, ClaimedAttempt, FeedPosition, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, isSegmentEvent, lockForLease, readSegmentFeed, recordSegment, SegmentEvent, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
 
 /** An attempt's outcome waiting to be recorded, and the attempt's wait for it. */
 interface PendingRecord {
@@ -224,7 +224,7 @@ export class WebhookDispatcher extends BackgroundJob {
       const segment = await leaseExpiredSegment(m, tenantId, webhookId, LEASE_SECONDS);
       if (segment) {
         const rows = await readSegmentFeed(m, tenantId, segment.after, filter, FEED_READ);
-        return toSend(segment, rows.filter((e): e is SegmentEvent => e.id !== null && !isAfter(e, segment.last)));
+        return toSend(segment, rows.filter((e): e is SegmentEvent => isSegmentEvent(e) && !isAfter(e, segment.last)));
       }
     }
     let after: FeedPosition = { txid: hook.feed_txid, seq: hook.feed_seq };
@@ -235,13 +235,13 @@ export class WebhookDispatcher extends BackgroundJob {
       let bytes = 0;
       let last: FeedPosition = rows[rows.length - 1];
       for (const e of rows) {
-        if (e.id === null) continue;
-        if (events.length && bytes + e.body!.length > SEGMENT_MAX_BYTES) {
+        if (!isSegmentEvent(e)) continue;
+        if (events.length && bytes + e.body.length > SEGMENT_MAX_BYTES) {
           last = events[events.length - 1];
           break;
         }
-        events.push(e as SegmentEvent);
-        bytes += e.body!.length;
+        events.push(e);
+        bytes += e.body.length;
         if (events.length === SEGMENT_MAX) {
           last = e;
           break;

@@ -60,6 +60,7 @@ export interface SegmentRow {
 
 /** A feed row of the webhook's types: a segment's event. */
 export type SegmentEvent = SegmentRow & { id: string; body: string };
+export const isSegmentEvent = (e: SegmentRow): e is SegmentEvent => e.id !== null;
 
 /** A column's JSON text (`null` for NULL). */
 const json = (column: string) => `coalesce(to_json(${column})::text, 'null')`;
