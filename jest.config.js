@@ -12,4 +12,6 @@ module.exports = {
   maxWorkers: 2,
   // Every spec file's time against its budget, printed after the run (test/support/spec-times.js).
   reporters: ['default', '<rootDir>/test/support/spec-times.js'],
+  // The specs slow by design start first (test/support/sequencer.js).
+  testSequencer: '<rootDir>/test/support/sequencer.js',
 };
