@@ -176,15 +176,18 @@ async function statementProfile(pg, requests) {
  */
 /** Ledger transactions so far: the TX counters (gap-free: one per posting), read at once, not reported later as the statistics are. */
 const POSTINGS = `(SELECT coalesce(sum(last_value), 0) FROM document_sequences WHERE prefix = 'TX')::bigint`;
+/** WAL written, server-wide (PostgreSQL 14+): bytes and full-page images (each page's first change after a checkpoint). */
+const WAL_VOLUME = `(SELECT wal_bytes FROM pg_stat_wal)::bigint AS wal_bytes, (SELECT wal_fpi FROM pg_stat_wal)::bigint AS fpi`;
 async function walCounters(pg) {
   const { rows: [r] } = await pg.query(
     pgVersionNum >= 180000
       ? `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits,
-                (SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal')::bigint AS flushes, ${POSTINGS} AS postings`
+                (SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal')::bigint AS flushes, ${POSTINGS} AS postings, ${WAL_VOLUME}`
       : `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits,
-                ${pgVersionNum >= 140000 ? '(SELECT wal_sync FROM pg_stat_wal)' : 'NULL'}::bigint AS flushes, ${POSTINGS} AS postings`,
+                ${pgVersionNum >= 140000 ? `(SELECT wal_sync FROM pg_stat_wal)::bigint AS flushes, ${POSTINGS} AS postings, ${WAL_VOLUME}` : `NULL::bigint AS flushes, ${POSTINGS} AS postings, NULL AS wal_bytes, NULL AS fpi`}`,
   );
-  return { commits: Number(r.commits), flushes: r.flushes === null ? null : Number(r.flushes), postings: Number(r.postings) };
+  const n = (v) => (v === null ? null : Number(v));
+  return { commits: Number(r.commits), flushes: n(r.flushes), postings: Number(r.postings), walBytes: n(r.wal_bytes), fpi: n(r.fpi) };
 }
 let pgVersionNum = 0;
 
@@ -203,7 +206,11 @@ function walWindow(pg, seconds) {
     ([a, b]) => {
       const flushes = b.flushes === null ? null : b.flushes - a.flushes;
       const postings = b.postings - a.postings;
-      return { commits: b.commits - a.commits, flushes, postings, commitsPerFlush: flushes ? (b.commits - a.commits) / flushes : null, postingsPerFlush: flushes && postings ? postings / flushes : null };
+      const perPosting = (f) => (postings && a[f] !== null && b[f] !== null ? (b[f] - a[f]) / postings : null);
+      return {
+        commits: b.commits - a.commits, flushes, postings, commitsPerFlush: flushes ? (b.commits - a.commits) / flushes : null, postingsPerFlush: flushes && postings ? postings / flushes : null,
+        walBytesPerPosting: perPosting('walBytes'), fpiPerPosting: perPosting('fpi'),
+      };
     },
     () => null,
   );
@@ -240,6 +247,7 @@ async function runScenario(key, def, { service, pg, tenant, headers, postmaster,
   log(`  ${label.padEnd(50)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${result.errors}` +
     (result.serviceCpuMs !== null ? `  CPU svc ${result.serviceCpuMs.toFixed(2)}${result.dbCpuMs !== null ? ` db ${result.dbCpuMs.toFixed(2)}` : ''} ms` : '') +
     (wal?.commitsPerFlush ? `  ${wal.commitsPerFlush.toFixed(2)} commits${wal.postingsPerFlush ? ` and ${wal.postingsPerFlush.toFixed(2)} postings` : ""} per WAL flush` : '') +
+    (wal?.walBytesPerPosting != null ? `  WAL ${(wal.walBytesPerPosting / 1024).toFixed(1)} kB and ${wal.fpiPerPosting.toFixed(2)} full pages per posting` : '') +
     (c ? `  | ${c.text}: ${c.matches ? 'match' : 'MISMATCH'}; invariants ${c.violations.length ? `${c.violations.length} VIOLATED` : 'ok'}` : ''));
   for (const s of result.samples) log(`      unexpected: ${s}`);
   if (STATEMENTS) await statementProfile(pg, r.requests + warm.requests);
