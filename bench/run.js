@@ -47,6 +47,9 @@ const PLATFORMS = (env.BENCH_PLATFORMS ?? 'express,fastify').split(',').map((s) 
 for (const p of PLATFORMS) if (!['express', 'fastify'].includes(p)) throw new Error(`BENCH_PLATFORMS: unknown platform ${p}`);
 // BENCH_STATEMENTS=1 (embedded database only): pg_stat_statements on; each scenario prints its top statements.
 const STATEMENTS = env.BENCH_STATEMENTS === '1' && !env.BENCH_DATABASE_URL;
+// BENCH_WAL=1 (embedded database only): each write scenario prints the WAL it wrote by relation and record
+// type, with the full-page images among it (pg_walinspect's pg_get_wal_block_info, PostgreSQL 16+).
+const WAL_PROFILE = env.BENCH_WAL === '1' && !env.BENCH_DATABASE_URL;
 const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write', 'sales:read', 'sales:write', 'events:read', 'events:write'];
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
@@ -156,6 +159,30 @@ function writeCheck(kind, before, after, status) {
   };
 }
 
+/** BENCH_WAL: the WAL between two positions by relation and record type, per posting, largest first. */
+async function walProfile(pg, [from, to], postings) {
+  await pg.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+  const { rows } = await pg.query(
+    `SELECT coalesce(c.relname, b.relfilenode::text) AS relation, b.resource_manager || '/' || b.record_type AS record, count(*) AS blocks,
+            count(*) FILTER (WHERE b.block_fpi_length > 0) AS fpis, sum(b.record_length) AS bytes
+       FROM pg_get_wal_block_info($1::pg_lsn, $2::pg_lsn, false) b LEFT JOIN pg_class c ON c.relfilenode = b.relfilenode
+      GROUP BY 1, 2 ORDER BY sum(b.record_length) DESC LIMIT 10`,
+    [from, to],
+  );
+  // Full-page images by relation, whatever the record (a page's first change after a checkpoint, or its first hint bits).
+  const { rows: full } = await pg.query(
+    `SELECT coalesce(c.relname, b.relfilenode::text) AS relation, '(full pages, any record)' AS record, count(*) AS blocks,
+            count(*) FILTER (WHERE b.block_fpi_length > 0) AS fpis, sum(b.block_fpi_length) AS bytes
+       FROM pg_get_wal_block_info($1::pg_lsn, $2::pg_lsn, false) b LEFT JOIN pg_class c ON c.relfilenode = b.relfilenode
+      GROUP BY 1 HAVING count(*) FILTER (WHERE b.block_fpi_length > 0) > 0 ORDER BY sum(b.block_fpi_length) DESC LIMIT 8`,
+    [from, to],
+  );
+  log('      blocks/posting  full pages/posting  bytes/posting  relation, record (bytes: whole records, counted once per block they touch; for full pages, the images)');
+  for (const w of [...rows, ...full]) {
+    log(`      ${(w.blocks / postings).toFixed(3).padStart(14)}  ${(w.fpis / postings).toFixed(3).padStart(18)}  ${(w.bytes / postings).toFixed(0).padStart(13)}  ${w.relation}, ${w.record}`);
+  }
+}
+
 /** BENCH_STATEMENTS: the scenario's statements by total execution time, per request. */
 async function statementProfile(pg, requests) {
   const { rows } = await pg.query(`SELECT calls, total_exec_time, total_plan_time, shared_blks_hit, wal_records, query
@@ -176,20 +203,22 @@ async function statementProfile(pg, requests) {
  */
 /** Ledger transactions so far: the TX counters (gap-free: one per posting), read at once, not reported later as the statistics are. */
 const POSTINGS = `(SELECT coalesce(sum(last_value), 0) FROM document_sequences WHERE prefix = 'TX')::bigint`;
-/** WAL written, server-wide (PostgreSQL 14+): bytes and full-page images (each page's first change after a checkpoint). */
-const WAL_VOLUME = `(SELECT wal_bytes FROM pg_stat_wal)::bigint AS wal_bytes, (SELECT wal_fpi FROM pg_stat_wal)::bigint AS fpi`;
 async function walCounters(pg) {
   const { rows: [r] } = await pg.query(
     pgVersionNum >= 180000
       ? `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits,
-                (SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal')::bigint AS flushes, ${POSTINGS} AS postings, ${WAL_VOLUME}`
+                (SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal')::bigint AS flushes, ${POSTINGS} AS postings, pg_current_wal_lsn()::text AS lsn`
       : `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits,
-                ${pgVersionNum >= 140000 ? `(SELECT wal_sync FROM pg_stat_wal)::bigint AS flushes, ${POSTINGS} AS postings, ${WAL_VOLUME}` : `NULL::bigint AS flushes, ${POSTINGS} AS postings, NULL AS wal_bytes, NULL AS fpi`}`,
+                ${pgVersionNum >= 140000 ? '(SELECT wal_sync FROM pg_stat_wal)' : 'NULL'}::bigint AS flushes, ${POSTINGS} AS postings, pg_current_wal_lsn()::text AS lsn`,
   );
-  const n = (v) => (v === null ? null : Number(v));
-  return { commits: Number(r.commits), flushes: n(r.flushes), postings: Number(r.postings), walBytes: n(r.wal_bytes), fpi: n(r.fpi) };
+  return { commits: Number(r.commits), flushes: r.flushes === null ? null : Number(r.flushes), postings: Number(r.postings), lsn: r.lsn };
 }
 let pgVersionNum = 0;
+/** A WAL position ('16/B374D848') as a byte offset. */
+const lsnBytes = (lsn) => {
+  const [hi, lo] = lsn.split('/');
+  return parseInt(hi, 16) * 2 ** 32 + parseInt(lo, 16);
+};
 
 /**
  * Commits per WAL flush over the next `seconds` of a load that starts now: counters read now and again
@@ -206,10 +235,10 @@ function walWindow(pg, seconds) {
     ([a, b]) => {
       const flushes = b.flushes === null ? null : b.flushes - a.flushes;
       const postings = b.postings - a.postings;
-      const perPosting = (f) => (postings && a[f] !== null && b[f] !== null ? (b[f] - a[f]) / postings : null);
       return {
         commits: b.commits - a.commits, flushes, postings, commitsPerFlush: flushes ? (b.commits - a.commits) / flushes : null, postingsPerFlush: flushes && postings ? postings / flushes : null,
-        walBytesPerPosting: perPosting('walBytes'), fpiPerPosting: perPosting('fpi'),
+        // WAL between the two readings' positions (exact, unlike pg_stat_wal's counters, which backends report up to a second late)
+        walBytes: lsnBytes(b.lsn) - lsnBytes(a.lsn), lsn: [a.lsn, b.lsn],
       };
     },
     () => null,
@@ -247,10 +276,11 @@ async function runScenario(key, def, { service, pg, tenant, headers, postmaster,
   log(`  ${label.padEnd(50)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${result.errors}` +
     (result.serviceCpuMs !== null ? `  CPU svc ${result.serviceCpuMs.toFixed(2)}${result.dbCpuMs !== null ? ` db ${result.dbCpuMs.toFixed(2)}` : ''} ms` : '') +
     (wal?.commitsPerFlush ? `  ${wal.commitsPerFlush.toFixed(2)} commits${wal.postingsPerFlush ? ` and ${wal.postingsPerFlush.toFixed(2)} postings` : ""} per WAL flush` : '') +
-    (wal?.walBytesPerPosting != null ? `  WAL ${(wal.walBytesPerPosting / 1024).toFixed(1)} kB and ${wal.fpiPerPosting.toFixed(2)} full pages per posting` : '') +
+    (wal?.postings ? `  WAL ${(wal.walBytes / wal.postings / 1024).toFixed(1)} kB per posting` : '') +
     (c ? `  | ${c.text}: ${c.matches ? 'match' : 'MISMATCH'}; invariants ${c.violations.length ? `${c.violations.length} VIOLATED` : 'ok'}` : ''));
   for (const s of result.samples) log(`      unexpected: ${s}`);
   if (STATEMENTS) await statementProfile(pg, r.requests + warm.requests);
+  if (WAL_PROFILE && wal?.postings) await walProfile(pg, wal.lsn, wal.postings);
   return result;
 }
 
