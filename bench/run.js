@@ -162,24 +162,25 @@ function writeCheck(kind, before, after, status) {
 /** BENCH_WAL: the WAL between two positions by relation and record type, per posting, largest first. */
 async function walProfile(pg, [from, to], postings) {
   await pg.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+  // One row per record and relation it touches (a B-tree split touches two or three pages of its index).
+  const records = `SELECT coalesce(c.relname, b.relfilenode::text) AS relation, b.resource_manager || '/' || b.record_type AS record,
+                          b.start_lsn, max(b.record_length) AS bytes, count(*) FILTER (WHERE b.block_fpi_length > 0) AS fpis, sum(b.block_fpi_length) AS fpi_bytes
+                     FROM pg_get_wal_block_info($1::pg_lsn, $2::pg_lsn, false) b LEFT JOIN pg_class c ON c.relfilenode = b.relfilenode
+                    GROUP BY 1, 2, 3`;
   const { rows } = await pg.query(
-    `SELECT coalesce(c.relname, b.relfilenode::text) AS relation, b.resource_manager || '/' || b.record_type AS record, count(*) AS blocks,
-            count(*) FILTER (WHERE b.block_fpi_length > 0) AS fpis, sum(b.record_length) AS bytes
-       FROM pg_get_wal_block_info($1::pg_lsn, $2::pg_lsn, false) b LEFT JOIN pg_class c ON c.relfilenode = b.relfilenode
-      GROUP BY 1, 2 ORDER BY sum(b.record_length) DESC LIMIT 10`,
+    `SELECT relation, record, count(*) AS records, sum(fpis) AS fpis, sum(bytes) AS bytes FROM (${records}) r
+      GROUP BY 1, 2 ORDER BY sum(bytes) DESC LIMIT 10`,
     [from, to],
   );
   // Full-page images by relation, whatever the record (a page's first change after a checkpoint, or its first hint bits).
   const { rows: full } = await pg.query(
-    `SELECT coalesce(c.relname, b.relfilenode::text) AS relation, '(full pages, any record)' AS record, count(*) AS blocks,
-            count(*) FILTER (WHERE b.block_fpi_length > 0) AS fpis, sum(b.block_fpi_length) AS bytes
-       FROM pg_get_wal_block_info($1::pg_lsn, $2::pg_lsn, false) b LEFT JOIN pg_class c ON c.relfilenode = b.relfilenode
-      GROUP BY 1 HAVING count(*) FILTER (WHERE b.block_fpi_length > 0) > 0 ORDER BY sum(b.block_fpi_length) DESC LIMIT 8`,
+    `SELECT relation, '(full pages in any record)' AS record, count(*) FILTER (WHERE fpis > 0) AS records, sum(fpis) AS fpis, sum(fpi_bytes) AS bytes FROM (${records}) r
+      GROUP BY 1 HAVING sum(fpis) > 0 ORDER BY sum(fpi_bytes) DESC LIMIT 6`,
     [from, to],
   );
-  log('      blocks/posting  full pages/posting  bytes/posting  relation, record (bytes: whole records, counted once per block they touch; for full pages, the images)');
+  log('      records/posting  full pages/posting  bytes/posting  relation, record (for full pages: records with one, and the images\' bytes)');
   for (const w of [...rows, ...full]) {
-    log(`      ${(w.blocks / postings).toFixed(3).padStart(14)}  ${(w.fpis / postings).toFixed(3).padStart(18)}  ${(w.bytes / postings).toFixed(0).padStart(13)}  ${w.relation}, ${w.record}`);
+    log(`      ${(w.records / postings).toFixed(3).padStart(15)}  ${(w.fpis / postings).toFixed(3).padStart(18)}  ${(w.bytes / postings).toFixed(0).padStart(13)}  ${w.relation}, ${w.record}`);
   }
 }
 

@@ -22,6 +22,11 @@ export interface PoolSettings {
   idleInTransactionTimeoutMs: number;
 }
 
+/**
+ * The pool of the command-line tools (migrations, ledger:verify) and of a UnitOfWork built without the
+ * service's settings: a few connections and the limits' defaults. The service's own pool comes from its
+ * settings (DatabaseModule; `DB_POOL_SIZE` defaults to 16, `DB_TENANT_MAX_CONNECTIONS` to one less: README).
+ */
 export const DEFAULT_POOL: PoolSettings = {
   size: 5, tenantMaxConnections: 4, requestTimeoutMs: 10000, acquireTimeoutMs: 5000, statementTimeoutMs: 8000, lockTimeoutMs: 5000, idleInTransactionTimeoutMs: 10000,
 };

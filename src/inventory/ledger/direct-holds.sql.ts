@@ -1,5 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { timeOrderedId } from '../../common/ids';
 import { DB_UUID_PATTERN } from '../../common/uuid';
 import { raw, Sql, sql } from '../../database/sql';
 import { UnitOfWork } from '../../database/unit-of-work';
@@ -88,7 +88,7 @@ export class DirectHolds {
       this.refs.checkFacility(known.facility, field, 'new');
       const qty = positiveQty(hold.qty, item, field);
       const member: HoldMember = {
-        id: randomUUID(), itemId: item.id, itemVersion: item.version, facilityId: known.facility.id, facilityVersion: known.facility.version,
+        id: timeOrderedId(), itemId: item.id, itemVersion: item.version, facilityId: known.facility.id, facilityVersion: known.facility.version,
         qty: decimalText(qty), demandType: hold.demandType ?? 'manual', demandId: hold.demandId ?? null, demandLineId: hold.demandLineId ?? null,
         expiresAt: hold.expiresAt ?? null, notes: hold.notes ?? null, userId: this.uow.userId,
       };

@@ -1,5 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { timeOrderedId } from '../../common/ids';
 import { DB_UUID_PATTERN } from '../../common/uuid';
 import { empty, raw, Sql, sql } from '../../database/sql';
 import { UnitOfWork } from '../../database/unit-of-work';
@@ -109,7 +109,7 @@ export class DirectPostings {
 
   /** A posting's rows, its answer, its id, and its events' view. */
   private member({ posting, line }: DirectPlan): Member {
-    const id = randomUUID();
+    const id = timeOrderedId();
     const qty = decimalText(line.qty);
     const head = { id, type: posting.type, postedBy: this.uow.userId, reason: posting.reason ?? null, sourceType: posting.sourceType ?? null, sourceId: posting.sourceId ?? null };
     const lineRow: LineRow = {

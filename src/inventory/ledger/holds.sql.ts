@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
-import { randomUUID } from 'node:crypto';
+import { timeOrderedId } from '../../common/ids';
 import { UUID_PATTERN } from '../../common/uuid';
 import { isoText, recordEventsSql } from '../../events/events.sql';
 import { AppError, assertVersion, insufficientStock, invalidField, invalidState, notFound, unknownReference } from '../../common/errors';
@@ -87,7 +87,7 @@ export class Holds {
     // Releasing expired holds changes the position: its prelocked values are then stale.
     const released = await this.releaseLapsed([{ itemId: item.id, facilityId: hold.facilityId }]);
     const counters = (await this.checkReserved(item, hold.facilityId, qty, at(hold.field, 'qty'), released ? undefined : prelocked))!;
-    const id = randomUUID();
+    const id = timeOrderedId();
     const tenant = this.uow.tenantId;
     const user = this.uow.userId;
     const statement = sql`WITH ${counters.ctes}, n AS (${nextNumberSql(tenant, 'RS', AFTER_COUNTERS)}),

@@ -1,5 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { timeOrderedId } from '../../common/ids';
 import { notFound } from '../../common/errors';
 import { Metrics } from '../../metrics/metrics';
 import { UnitOfWork } from '../../database/unit-of-work';
@@ -64,7 +64,7 @@ export class Journal {
    * posting's checked `counters`.
    */
   async write(posting: Posting, lines: ResolvedLine[], counters?: CounterWrite): Promise<TransactionView> {
-    const id = randomUUID();
+    const id = timeOrderedId();
     const rows: LineRow[] = lines.map((l, i) => ({
       transaction_id: id,
       line_no: i + 1,
