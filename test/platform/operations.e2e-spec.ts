@@ -187,7 +187,7 @@ describe('operations: configuration', () => {
       'test/support/app.ts', 'test/support/platforms.ts', 'test/platform/generated-input.e2e-spec.ts', '.ci/run'];
     for (const file of sources) {
       const text = readFileSync(join(root, file), 'utf8');
-      for (const m of text.matchAll(/\b(BENCH_[A-Z_]+|TEST_[A-Z_]+|PROPERTY_RUNS|DEBUG_GEN|PG15_[A-Z]+)\b/g)) read.add(m[1]);
+      for (const m of text.matchAll(/\b(BENCH_[A-Z_]+|TEST_[A-Z_]+|PROPERTY_RUNS|DEBUG_GEN|PG15_[A-Z_]+|CI_[A-Z_]+)\b/g)) read.add(m[1]);
     }
     expect([...read].filter((v) => !listed.has(v)).sort()).toEqual([]);
   });
