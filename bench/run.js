@@ -162,24 +162,25 @@ function writeCheck(kind, before, after, status) {
 /** BENCH_WAL: the WAL between two positions by relation and record type, per posting, largest first. */
 async function walProfile(pg, [from, to], postings) {
   await pg.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
-  // One row per record and relation it touches (a B-tree split touches two or three pages of its index).
-  const records = `SELECT coalesce(c.relname, b.relfilenode::text) AS relation, b.resource_manager || '/' || b.record_type AS record,
-                          b.start_lsn, max(b.record_length) AS bytes, count(*) FILTER (WHERE b.block_fpi_length > 0) AS fpis, sum(b.block_fpi_length) AS fpi_bytes
-                     FROM pg_get_wal_block_info($1::pg_lsn, $2::pg_lsn, false) b LEFT JOIN pg_class c ON c.relfilenode = b.relfilenode
-                    GROUP BY 1, 2, 3`;
+  // The WAL is decoded once: one row per record and relation it touches (a B-tree split touches two or three
+  // pages of its index); from them, the ten largest (relation, record type) and the six relations with the
+  // most full-page images (a page's first change after a checkpoint, or its first hint bits), in that order.
   const { rows } = await pg.query(
-    `SELECT relation, record, count(*) AS records, sum(fpis) AS fpis, sum(bytes) AS bytes FROM (${records}) r
-      GROUP BY 1, 2 ORDER BY sum(bytes) DESC LIMIT 10`,
-    [from, to],
-  );
-  // Full-page images by relation, whatever the record (a page's first change after a checkpoint, or its first hint bits).
-  const { rows: full } = await pg.query(
-    `SELECT relation, '(full pages in any record)' AS record, count(*) FILTER (WHERE fpis > 0) AS records, sum(fpis) AS fpis, sum(fpi_bytes) AS bytes FROM (${records}) r
-      GROUP BY 1 HAVING sum(fpis) > 0 ORDER BY sum(fpi_bytes) DESC LIMIT 6`,
+    `WITH r AS MATERIALIZED (
+       SELECT coalesce(c.relname, b.relfilenode::text) AS relation, b.resource_manager || '/' || b.record_type AS record,
+              b.start_lsn, max(b.record_length) AS bytes, count(*) FILTER (WHERE b.block_fpi_length > 0) AS fpis, sum(b.block_fpi_length) AS fpi_bytes
+         FROM pg_get_wal_block_info($1::pg_lsn, $2::pg_lsn, false) b LEFT JOIN pg_class c ON c.relfilenode = b.relfilenode
+        GROUP BY 1, 2, 3)
+     (SELECT 1 AS part, relation, record, count(*) AS records, sum(fpis) AS fpis, sum(bytes) AS bytes FROM r
+       GROUP BY 2, 3 ORDER BY sum(bytes) DESC LIMIT 10)
+     UNION ALL
+     (SELECT 2, relation, '(full pages in any record)', count(*) FILTER (WHERE fpis > 0), sum(fpis), sum(fpi_bytes) FROM r
+       GROUP BY 2 HAVING sum(fpis) > 0 ORDER BY sum(fpi_bytes) DESC LIMIT 6)
+     ORDER BY part, bytes DESC`,
     [from, to],
   );
   log('      records/posting  full pages/posting  bytes/posting  relation, record (for full pages: records with one, and the images\' bytes)');
-  for (const w of [...rows, ...full]) {
+  for (const w of rows) {
     log(`      ${(w.records / postings).toFixed(3).padStart(15)}  ${(w.fpis / postings).toFixed(3).padStart(18)}  ${(w.bytes / postings).toFixed(0).padStart(13)}  ${w.relation}, ${w.record}`);
   }
 }

@@ -7,14 +7,14 @@
  */
 const { relative } = require('node:path');
 const Sequencer = require('@jest/test-sequencer').default;
-const { BUDGETS_S } = require('./spec-budgets');
+const { budgetOf } = require('./spec-budgets');
 
 class SlowFirst extends Sequencer {
   sort(tests) {
     const sorted = super.sort(tests);
-    const weight = (test) => BUDGETS_S[relative(test.context.config.rootDir, test.path)] ?? 0;
-    // Array.prototype.sort is stable: among equal weights, Jest's order stands.
-    return [...sorted].sort((a, b) => weight(b) - weight(a));
+    const budget = (test) => budgetOf(relative(test.context.config.rootDir, test.path));
+    // Array.prototype.sort is stable: among equal budgets (every file not slow by design), Jest's order stands.
+    return [...sorted].sort((a, b) => budget(b) - budget(a));
   }
 }
 

@@ -19,4 +19,4 @@ const BUDGETS_S = {
 /** A spec file's budget, by its path relative to the project's root. */
 const budgetOf = (file) => BUDGETS_S[file] ?? DEFAULT_BUDGET_S;
 
-module.exports = { DEFAULT_BUDGET_S, BUDGETS_S, budgetOf };
+module.exports = { budgetOf };
