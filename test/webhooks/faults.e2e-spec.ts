@@ -1,0 +1,125 @@
+import type { Worker } from 'node:worker_threads';
+import type * as DispatcherModule from '../../src/webhooks/webhook-dispatcher';
+import { newTenant, startApp, TestContext } from '../support/app';
+import { fromDist } from '../support/dist';
+import { adjust, inventoryFixture } from '../support/fixtures';
+import { W, webhookSteps } from './harness';
+import { ownDatabase, Received, Receiver } from './receiver';
+
+/** Most requests a receiver had in flight at once, each answered `delayMs` after it arrived. */
+const mostInFlight = (received: Received[], delayMs: number) =>
+  Math.max(0, ...received.map((x) => received.filter((y) => y.at <= x.at && x.at < y.at + delayMs).length));
+
+/**
+ * Webhook delivery when parts of it are slow or fail (CONTRACT §9; the service's own processes, receivers
+ * on loopback, a database of the spec's own): a slow receiver and the per-tenant bound on attempts in
+ * flight, the delivery thread dying mid-segment, and a process whose segment lease ran out before it
+ * recorded. Default bounds: WEBHOOK_CONCURRENCY 16, WEBHOOK_TENANT_CONCURRENCY 4.
+ */
+describe('webhook delivery under faults', () => {
+  let ctx: TestContext;
+  let db: { url: string; drop(): Promise<void> };
+  const receivers: Receiver[] = [];
+  const receiver = async () => {
+    const r = await Receiver.start();
+    receivers.push(r);
+    return r;
+  };
+
+  beforeAll(async () => {
+    db = await ownDatabase();
+    ctx = await startApp({ WEBHOOKS_ENABLED: 'true', WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_SCALE: '0.01' }, db.url);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.stop()));
+    await ctx?.close();
+    await db?.drop();
+  });
+
+  const { subscribe, attemptsUntil, feed, offWhileAdjusting } = webhookSteps(() => ctx, receiver);
+
+
+  it("one slow receiver stalls neither its tenant's other webhook nor another tenant's: it never holds more than the tenant's slots", async () => {
+    const a = await newTenant(ctx);
+    const b = await newTenant(ctx);
+    const fa = await inventoryFixture(a);
+    const fb = await inventoryFixture(b);
+    const slow = await receiver();
+    const SLOW_MS = 3000;
+    slow.answer = () => ({ status: 204, delayMs: SLOW_MS });
+    const fast = await receiver();
+    const other = await receiver();
+    await subscribe(a, slow.url, ['stock.changed']);
+    await subscribe(a, fast.url, ['stock.changed']);
+    await subscribe(b, other.url, ['stock.changed']);
+    for (let i = 1; i <= 12; i++) await adjust(a, { itemId: fa.item.id, locationId: fa.location.id, qtyDelta: i });
+    for (let i = 1; i <= 3; i++) await adjust(b, { itemId: fb.item.id, locationId: fb.location.id, qtyDelta: i });
+    const aEvents = (await feed(a)).filter((e) => e.type === 'stock.changed').map((e) => e.id);
+    expect(aEvents).toHaveLength(12);
+    // The fast webhooks get every event well before one slow answer could free a slot: no event of theirs waited for the slow one.
+    await fast.until(() => fast.received.length >= 12, 10_000, "the tenant's fast webhook");
+    await other.until(() => other.received.length >= 3, 10_000, "the other tenant's webhook");
+    const lag = (x: Received) => x.at - Date.parse((JSON.parse(x.body) as { occurredAt: string }).occurredAt);
+    expect(Math.max(...fast.received.map(lag))).toBeLessThan(SLOW_MS / 2);
+    expect(Math.max(...other.received.map(lag))).toBeLessThan(SLOW_MS / 2);
+    expect(slow.received.length).toBeLessThan(12);
+    expect(fast.received.map((x) => x.headers['webhook-id']).sort()).toEqual([...aEvents].sort());
+    // The slow one gets every event in the end, each once, never more than the tenant's 4 in flight.
+    await slow.until(() => slow.received.length >= 12, 40_000, "the slow webhook's deliveries");
+    await new Promise((res) => setTimeout(res, SLOW_MS + 300));
+    expect(slow.received.map((x) => x.headers['webhook-id']).sort()).toEqual([...aEvents].sort());
+    expect(mostInFlight(slow.received, SLOW_MS)).toBeLessThanOrEqual(4);
+  }, 60_000);
+
+  it('the delivery thread dies mid-segment: its attempts are made again on a new thread, none lost', async () => {
+    const t = await newTenant(ctx);
+    const { r, hook, events } = await offWhileAdjusting(t, 6);
+    r.answer = () => ({ status: 204, delayMs: 1000 });
+    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
+    await r.until(() => r.received.length >= 1, 10_000, 'the first attempts');
+    // The thread that makes the HTTP exchanges ends (as a crash would end it) while they wait for answers.
+    const { WebhookDispatcher } = fromDist<typeof DispatcherModule>('webhooks/webhook-dispatcher');
+    const thread = (ctx.app.get(WebhookDispatcher) as unknown as { thread: { worker?: Worker } }).thread;
+    const crashed = thread.worker!;
+    const beforeCrash = new Set(r.received.map((x) => x.headers['webhook-id']));
+    await crashed.terminate();
+    r.answer = () => ({ status: 204 });
+    const done = await attemptsUntil(t, hook.id, (d) => events.every((e) => d.some((x) => x.eventId === e && x.status === 'delivered')), 30_000);
+    expect(thread.worker).toBeDefined();
+    expect(thread.worker).not.toBe(crashed);
+    // Every event arrived after the crash; one sent before it arrives twice at most (its answer was lost).
+    for (const e of events) {
+      expect(r.of(e).length).toBeGreaterThanOrEqual(1);
+      expect(r.of(e).length).toBeLessThanOrEqual(beforeCrash.has(e) ? 2 : 1);
+    }
+    // The attempts the thread did not end are listed pending, then made: one delivered attempt per event.
+    expect(done.filter((x) => x.status === 'delivered').map((x) => x.eventId).sort()).toEqual([...events].sort());
+  }, 60_000);
+
+  it('a process whose segment lease ran out before it recorded records nothing: the segment is sent again and listed once', async () => {
+    const t = await newTenant(ctx);
+    const { r, hook, events } = await offWhileAdjusting(t, 3);
+    r.answer = () => ({ status: 204, delayMs: 1000 });
+    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
+    await r.until(() => r.received.length >= 3, 10_000, 'the first attempts');
+    // While its attempts wait for their answers, the lease runs out and passes on (as to another process).
+    const moved = await ctx.db.query(
+      `UPDATE webhook_segments SET lease = gen_random_uuid(), leased_until = now() - interval '1 second' WHERE tenant_id = $1 RETURNING id`,
+      [t.tenantId],
+    );
+    expect(moved).toHaveLength(2); // [rows, count] through TypeORM
+    r.answer = () => ({ status: 204 });
+    // The late record finds the segment no longer its own: nothing of it is kept; the expired segment is leased and sent again.
+    await r.until(() => r.received.length >= 6, 20_000, 'the segment sent again');
+    const listed = await attemptsUntil(t, hook.id, (d) => d.length === 3 && d.every((x) => x.status === 'delivered'));
+    await new Promise((res) => setTimeout(res, 500));
+    expect(listed.every((x) => x.attempt === 1)).toBe(true);
+    expect(listed.map((x) => x.eventId).sort()).toEqual([...events].sort());
+    for (const e of events) expect(r.of(e)).toHaveLength(2);
+    const late = listed.map((x) => Date.parse(x.attemptedAt!));
+    const firstArrivals = events.map((e) => r.of(e)[0].at);
+    // Each listed attempt is the second sending, not the late one's.
+    expect(Math.min(...late)).toBeGreaterThan(Math.max(...firstArrivals));
+    expect((await ctx.db.query(`SELECT count(*)::int AS n FROM webhook_segments WHERE tenant_id = $1`, [t.tenantId]))[0].n).toBe(0);
+  }, 60_000);
+});
