@@ -67,7 +67,8 @@ export class Receiver {
 
 /**
  * A database of the spec's own on the test server: its webhook workers see only the spec's events and
- * attempts, and its feed horizon waits for no other spec's transactions. Migrated by the first app.
+ * attempts. (Its feed's horizon is the server's oldest running transaction: another spec's open transaction,
+ * in any database, holds it back.) Migrated by the first app.
  */
 export async function ownDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const db = scratchDatabase('inventory_webhooks');
