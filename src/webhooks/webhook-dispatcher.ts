@@ -71,8 +71,9 @@ const isAfter = (e: FeedPosition, p: FeedPosition) => BigInt(e.txid) > BigInt(p.
  *    while the lease is still ours) with the next attempt, in one transaction.
  *
  * At most WEBHOOK_CONCURRENCY attempts are in flight in a process and WEBHOOK_TENANT_CONCURRENCY per
- * tenant (retries: across processes, as leases count; a segment: in its process), so one slow receiver holds
- * a few slots of its own tenant and no one else's. Sends run beside the timer: the next runs go on.
+ * tenant (retries: across processes, as leases count; a segment: in its process), and one webhook holds all
+ * but one of its tenant's: one slow receiver holds a few slots of its own tenant, no one else's, and leaves
+ * its tenant's other webhooks one. Sends run beside the timer: the next runs go on.
  *
  * Everything that is pending lives in the database (the feed and the webhook's position, the segments, the
  * pending rows), so a restart or a crash during a backoff loses nothing.
@@ -85,9 +86,11 @@ export class WebhookDispatcher extends BackgroundJob {
   private readonly feeding = new Map<string, Promise<void>>();
   /** Tenants with a due webhook that found no slot at the last run: their loops yield after their segment. */
   private readonly waiting = new Set<string>();
-  /** Attempts in flight in this process (retries and segments' senders), and per tenant. */
+  /** Attempts in flight in this process (retries and feeds' senders), per tenant and per tenant:webhook; feeds' senders apart (no lease rows count them). */
   private slots = 0;
   private readonly perTenant = new Map<string, number>();
+  private readonly perWebhook = new Map<string, number>();
+  private readonly feedSenders = new Map<string, number>();
   private readonly stopping = new AbortController();
   private dispatching?: Promise<number>;
   /** Outcomes waiting to be recorded, per tenant, and the tenant's recording in progress. */
@@ -140,18 +143,27 @@ export class WebhookDispatcher extends BackgroundJob {
     return this.settings.WEBHOOK_CONCURRENCY - this.slots;
   }
 
-  private take(tenantId: string, n: number): void {
+  /**
+   * Most of its tenant's slots one webhook holds (across processes for retries, in this process for its
+   * feed): all but one, so that one slow receiver leaves the tenant's other webhooks a slot.
+   */
+  private webhookMax(): number {
+    return Math.max(1, this.settings.WEBHOOK_TENANT_CONCURRENCY - 1);
+  }
+
+  private take(tenantId: string, webhookId: string, n: number, feed = false): void {
     this.slots += n;
-    this.perTenant.set(tenantId, (this.perTenant.get(tenantId) ?? 0) + n);
+    add(this.perTenant, tenantId, n);
+    add(this.perWebhook, `${tenantId}:${webhookId}`, n);
+    if (feed) add(this.feedSenders, `${tenantId}:${webhookId}`, n);
   }
 
   /** Gives slots back; returns the tenant's attempts still in flight. */
-  private give(tenantId: string, n: number): number {
+  private give(tenantId: string, webhookId: string, n: number, feed = false): number {
     this.slots -= n;
-    const left = (this.perTenant.get(tenantId) ?? n) - n;
-    if (left > 0) this.perTenant.set(tenantId, left);
-    else this.perTenant.delete(tenantId);
-    return left;
+    add(this.perWebhook, `${tenantId}:${webhookId}`, -n);
+    if (feed) add(this.feedSenders, `${tenantId}:${webhookId}`, -n);
+    return add(this.perTenant, tenantId, -n);
   }
 
   /** Starts sending the feed of each webhook with something to send that this process is not sending yet. */
@@ -170,17 +182,18 @@ export class WebhookDispatcher extends BackgroundJob {
       // A loop holds its slots (its senders) from its start to its end, within the process's and the
       // tenant's bounds, shared among the tenant's webhooks that are due.
       const room = this.settings.WEBHOOK_TENANT_CONCURRENCY - (this.perTenant.get(tenantId) ?? 0);
-      const slots = Math.min(this.free(), Math.max(1, Math.floor(room / left.get(tenantId)!)), room);
+      const own = this.webhookMax() - (this.perWebhook.get(key) ?? 0);
+      const slots = Math.min(this.free(), Math.max(1, Math.floor(room / left.get(tenantId)!)), room, own);
       left.set(tenantId, left.get(tenantId)! - 1);
       if (slots <= 0) {
-        this.waiting.add(tenantId); // its loops end after their segment: this webhook gets slots at the next run
+        if (own > 0) this.waiting.add(tenantId); // its loops end after their segment: this one gets slots at the next run
         continue;
       }
-      this.take(tenantId, slots);
+      this.take(tenantId, webhookId, slots, true);
       const feeding = this.feedWebhook(tenantId, webhookId, slots)
         .catch((err: unknown) => this.logger.warn({ err }, `webhook ${webhookId}: sending its feed failed; the next run retries (a leased segment once its lease runs out)`))
         .finally(() => {
-          this.give(tenantId, slots);
+          this.give(tenantId, webhookId, slots, true);
           this.feeding.delete(key);
         });
       this.feeding.set(key, feeding);
@@ -292,7 +305,10 @@ export class WebhookDispatcher extends BackgroundJob {
       const tenantMax = this.settings.WEBHOOK_TENANT_CONCURRENCY;
       const room = Math.min(this.free(), tenantMax - (this.perTenant.get(tenantId) ?? 0));
       if (room <= 0) continue;
-      const claimed = await this.inUnitOfWork(tenantId, (m) => claimDueAttempts(m, tenantId, room, tenantMax, LEASE_SECONDS));
+      const busy = new Map<string, number>();
+      for (const [key, n] of this.feedSenders) if (key.startsWith(`${tenantId}:`)) busy.set(key.slice(tenantId.length + 1), n);
+      const limits = { max: room, tenantMax, webhookMax: this.webhookMax(), busy };
+      const claimed = await this.inUnitOfWork(tenantId, (m) => claimDueAttempts(m, tenantId, limits, LEASE_SECONDS));
       for (const a of claimed) this.start(tenantId, a);
       started += claimed.length;
     }
@@ -300,12 +316,12 @@ export class WebhookDispatcher extends BackgroundJob {
   }
 
   private start(tenantId: string, a: ClaimedAttempt): void {
-    this.take(tenantId, 1);
+    this.take(tenantId, a.webhook_id, 1);
     const attempt: Promise<void> = this.attempt(tenantId, a)
       .catch((err: unknown) => this.logger.warn({ err }, 'a webhook attempt could not be recorded; it is made again once its lease runs out'))
       .finally(() => {
         this.sending.delete(attempt);
-        const left = this.give(tenantId, 1);
+        const left = this.give(tenantId, a.webhook_id, 1);
         // Claim again once half of the tenant's slots are free, not for every slot: a claim is a commit
         // (a WAL flush) of its own, and refilling one slot at a time made one per attempt.
         if (left <= Math.floor(this.settings.WEBHOOK_TENANT_CONCURRENCY / 2) || this.slots <= Math.floor(this.settings.WEBHOOK_CONCURRENCY / 2)) this.refill();
@@ -372,4 +388,12 @@ export class WebhookDispatcher extends BackgroundJob {
     else this.metrics.webhookAttempt(o.gone ? 'gone' : o.nextAttemptAt ? 'failed' : 'given_up');
     if (!o.nextAttemptAt && o.status === 'failed' && attempt >= MAX_ATTEMPTS) this.logger.warn(`webhook ${webhookId}: event ${eventId} given up after ${attempt} attempts`);
   }
+}
+
+/** Adds `n` to the count under `key` (dropping it at zero); returns the new count. */
+function add(counts: Map<string, number>, key: string, n: number): number {
+  const next = (counts.get(key) ?? 0) + n;
+  if (next > 0) counts.set(key, next);
+  else counts.delete(key);
+  return Math.max(0, next);
 }

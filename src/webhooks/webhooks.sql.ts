@@ -217,25 +217,43 @@ export interface ClaimedAttempt {
 
 /**
  * Claims up to `max` due attempts of the tenant's active webhooks, oldest due first, and no more than keep
- * the tenant's leased attempts (of every process) within `tenantMax`: each gets a lease (`lease`, until
- * now + `leaseSeconds`). Rows another transaction is claiming are skipped (SKIP LOCKED), so an attempt is
- * claimed by one process; a lease that runs out (its process died) makes it due again.
+ * the tenant's leased attempts (of every process) within `tenantMax` and each webhook's within `webhookMax`
+ * — counting, for a webhook, its leased attempts and `busy` (this process's senders of its feed, which have
+ * no lease rows) —: so a slow receiver's backlog leaves its tenant's other webhooks a slot. Each gets a
+ * lease (`lease`, until now + `leaseSeconds`). Rows another transaction is claiming are skipped (SKIP
+ * LOCKED), so an attempt is claimed by one process; a lease that runs out (its process died) makes it due
+ * again.
  */
-export const claimDueAttempts = (m: EntityManager, tenantId: string, max: number, tenantMax: number, leaseSeconds: number): Promise<ClaimedAttempt[]> =>
+export const claimDueAttempts = (
+  m: EntityManager,
+  tenantId: string,
+  limits: { max: number; tenantMax: number; webhookMax: number; busy: ReadonlyMap<string, number> },
+  leaseSeconds: number,
+): Promise<ClaimedAttempt[]> =>
   query(
     m,
-    // Key look-ups only (a generic plan): the due ones by webhook_deliveries_due in order, the leased ones
-    // counted by webhook_deliveries_leased, each claimed row updated by its primary key.
-    sql`WITH pick AS MATERIALIZED (
-          SELECT p.id FROM webhook_deliveries p
-           WHERE p.tenant_id = ${tenantId} AND p.status = 'pending' AND p.next_attempt_at <= now()
-             AND (p.locked_until IS NULL OR p.locked_until < now())
-             AND EXISTS (SELECT 1 FROM webhooks pw WHERE pw.tenant_id = p.tenant_id AND pw.id = p.webhook_id AND pw.is_active)
-           ORDER BY p.next_attempt_at
-           LIMIT GREATEST(0, LEAST(${max}::int, ${tenantMax}::int - (
-             SELECT count(*)::int FROM webhook_deliveries f
-              WHERE f.tenant_id = ${tenantId} AND f.status = 'pending' AND f.locked_until IS NOT NULL AND f.locked_until >= now())))
-             FOR UPDATE OF p SKIP LOCKED),
+    // Key look-ups only (a generic plan): the leased ones counted by webhook_deliveries_leased, then per
+    // active webhook of the tenant (at most 20) its due ones in order by webhook_deliveries_due_by_webhook,
+    // up to its room, locked there (rows a claim took and the total's LIMIT left are unlocked at its
+    // commit, right after); each claimed row updated by its primary key.
+    sql`WITH leased AS MATERIALIZED (
+          SELECT f.webhook_id, count(*)::int AS n FROM webhook_deliveries f
+           WHERE f.tenant_id = ${tenantId} AND f.status = 'pending' AND f.locked_until IS NOT NULL AND f.locked_until >= now()
+           GROUP BY f.webhook_id),
+        busy AS (SELECT * FROM unnest(${[...limits.busy.keys()]}::uuid[], ${[...limits.busy.values()]}::int[]) AS b(webhook_id, n)),
+        pick AS MATERIALIZED (
+          SELECT c.id FROM webhooks w
+           CROSS JOIN LATERAL (
+             SELECT p.id, p.next_attempt_at FROM webhook_deliveries p
+              WHERE p.tenant_id = w.tenant_id AND p.webhook_id = w.id AND p.status = 'pending' AND p.next_attempt_at <= now()
+                AND (p.locked_until IS NULL OR p.locked_until < now())
+              ORDER BY p.next_attempt_at
+              LIMIT GREATEST(0, ${limits.webhookMax}::int - coalesce((SELECT l.n FROM leased l WHERE l.webhook_id = w.id), 0)
+                                - coalesce((SELECT b.n FROM busy b WHERE b.webhook_id = w.id), 0))
+                FOR UPDATE OF p SKIP LOCKED) c
+           WHERE w.tenant_id = ${tenantId} AND w.is_active
+           ORDER BY c.next_attempt_at
+           LIMIT GREATEST(0, LEAST(${limits.max}::int, ${limits.tenantMax}::int - coalesce((SELECT sum(l.n) FROM leased l), 0)::int))),
         claimed AS (
           UPDATE webhook_deliveries d
              SET locked_until = now() + make_interval(secs => ${leaseSeconds}::int), lease = gen_random_uuid()

@@ -215,7 +215,7 @@ describe('webhook delivery', () => {
     const { r, hook, events } = await offWhileAdjusting(t, 24);
     r.answer = () => ({ status: 200, delayMs: 1500 });
     await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
-    // One segment of 24, 4 at a time, 1.5 s each: 16 started in its first 5 s, 8 left for the retry path.
+    // One segment of 24, 3 at a time (a webhook holds all but one of its tenant's 4 slots), 1.5 s each: 12 started in its first 5 s, 12 left for the retry path.
     const recorded = await attemptsUntil(t, hook.id, (d) => d.length === 24, 30_000);
     const notYet = recorded.filter((a) => a.status === 'pending');
     expect(notYet.length).toBeGreaterThanOrEqual(4);

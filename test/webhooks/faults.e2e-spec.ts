@@ -13,9 +13,9 @@ const mostInFlight = (received: Received[], delayMs: number) =>
 /**
  * Webhook delivery when parts of it are slow or fail (CONTRACT §9; the service's own processes, receivers
  * on loopback, a database of the spec's own): a slow receiver and the per-tenant bound on attempts in
- * flight (a bound per tenant, shared by its webhooks due at the same run; not a fair share over time: README,
- * Webhooks), the delivery thread dying mid-segment, and a process whose segment lease ran out before it
- * recorded. Default bounds: WEBHOOK_CONCURRENCY 16, WEBHOOK_TENANT_CONCURRENCY 4.
+ * flight (shared by the tenant's webhooks due at the same run; one webhook holds at most all but one of
+ * them), the delivery thread dying mid-segment, and a process whose segment lease ran out before it
+ * recorded. Default bounds: WEBHOOK_CONCURRENCY 16, WEBHOOK_TENANT_CONCURRENCY 4 (3 per webhook).
  */
 describe('webhook delivery under faults', () => {
   let ctx: TestContext;
@@ -72,27 +72,55 @@ describe('webhook delivery under faults', () => {
     await new Promise((res) => setTimeout(res, Math.max(0, firstSlowAnswer - 200 - Date.now())));
     expect(slow.received).toHaveLength(2);
     // The slow one gets every event in the end, each once; its retries, claimed when slots free up, are never
-    // more than the tenant's 4 in flight, and are 4 at a time once its backlog waits for them.
+    // more than all but one of the tenant's 4 in flight, and are 3 at a time once its backlog waits for them.
     await slow.until(() => slow.received.length >= N, 45_000, "the slow webhook's deliveries");
     await new Promise((res) => setTimeout(res, SLOW_MS + 300));
     expect(slow.received.map((x) => x.headers['webhook-id']).sort()).toEqual([...aEvents].sort());
-    expect(mostInFlight(slow.received, SLOW_MS)).toBe(4);
+    expect(mostInFlight(slow.received, SLOW_MS)).toBe(3);
   }, 75_000);
+
+  it("a slow receiver's backlog leaves its tenant's other webhooks a slot: its segment and its retries hold 3 of the 4", async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const slow = await receiver();
+    const SLOW_MS = 5000;
+    slow.answer = () => ({ status: 204, delayMs: SLOW_MS });
+    const fast = await receiver();
+    const [slowHook, fastHook] = [await subscribe(t, slow.url, ['stock.changed']), await subscribe(t, fast.url, ['stock.changed'])];
+    for (const h of [slowHook, fastHook]) await t.patch(`${W}/${h.id}`, { isActive: false }).expect(200);
+    const N = 10;
+    for (let i = 1; i <= N; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
+    await feed(t);
+    // The slow one alone first: its segment takes 3 senders, not the tenant's 4.
+    await t.patch(`${W}/${slowHook.id}`, { isActive: true }).expect(200);
+    await slow.until(() => slow.received.length >= 3, 10_000, "the slow webhook's first attempts");
+    await t.patch(`${W}/${fastHook.id}`, { isActive: true }).expect(200);
+    await fast.until(() => fast.received.length >= N, 10_000, "the fast webhook's backlog");
+    expect(Math.max(...fast.received.map((x) => x.at))).toBeLessThan(slow.received[0].at + SLOW_MS);
+    expect(slow.received).toHaveLength(3);
+    // Its segment's time is up: the rest wait for retries, claimed 3 at a time; a new event still gets through.
+    await slow.until(() => slow.received.length >= 6, 20_000, "the slow webhook's retries");
+    const retriesStarted = slow.received[5].at;
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 100 });
+    await fast.until(() => fast.received.length >= N + 1, 10_000, 'the new event');
+    expect(fast.received[N].at).toBeLessThan(retriesStarted + SLOW_MS);
+    expect(slow.received.filter((x) => x.at >= slow.received[3].at && x.at < retriesStarted + SLOW_MS)).toHaveLength(3);
+  }, 60_000);
 
   it('the delivery thread dies mid-segment: its attempts are made again on a new thread, none lost', async () => {
     const t = await newTenant(ctx);
     const { r, hook, events } = await offWhileAdjusting(t, 6);
     r.answer = () => ({ status: 204, delayMs: 1000 });
     await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
-    // The segment's first 4 attempts (the tenant's slots) wait for their answers when the thread that makes
-    // the HTTP exchanges ends, as a crash would end it.
-    await r.until(() => r.received.length >= 4, 10_000, 'the first attempts');
+    // The segment's first 3 attempts (a webhook's share of the tenant's 4 slots) wait for their answers when
+    // the thread that makes the HTTP exchanges ends, as a crash would end it.
+    await r.until(() => r.received.length >= 3, 10_000, 'the first attempts');
     const { WebhookDispatcher } = fromDist<typeof DispatcherModule>('webhooks/webhook-dispatcher');
     const thread = (ctx.app.get(WebhookDispatcher) as unknown as { thread: { worker?: Worker } }).thread;
     const crashed = thread.worker!;
     const crashAt = Date.now();
     const beforeCrash = new Set(r.received.map((x) => x.headers['webhook-id']));
-    expect(beforeCrash.size).toBe(4);
+    expect(beforeCrash.size).toBe(3);
     await crashed.terminate();
     r.answer = () => ({ status: 204 });
     const done = await attemptsUntil(t, hook.id, (d) => events.every((e) => d.some((x) => x.eventId === e && x.status === 'delivered')), 30_000);

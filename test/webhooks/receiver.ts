@@ -16,6 +16,8 @@ export type Answer = (r: Received, nth: number) => { status: number; headers?: R
 export class Receiver {
   readonly received: Received[] = [];
   answer: Answer = () => undefined;
+  /** Answers waiting for their delay (cleared when the receiver stops). */
+  private readonly delayed = new Set<NodeJS.Timeout>();
   private constructor(private readonly server: Server) {}
 
   static async start(answer?: Answer): Promise<Receiver> {
@@ -31,8 +33,13 @@ export class Receiver {
           res.writeHead(a.status, a.headers ?? {});
           res.end(a.body ?? '');
         };
-        if (a.delayMs) setTimeout(reply, a.delayMs);
-        else reply();
+        if (a.delayMs) {
+          const timer = setTimeout(() => {
+            self!.delayed.delete(timer);
+            reply();
+          }, a.delayMs);
+          self!.delayed.add(timer);
+        } else reply();
       });
     });
     self = new Receiver(server);
@@ -60,6 +67,8 @@ export class Receiver {
   }
 
   stop(): Promise<void> {
+    for (const timer of this.delayed) clearTimeout(timer);
+    this.delayed.clear();
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
