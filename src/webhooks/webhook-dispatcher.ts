@@ -10,7 +10,7 @@ import { DeliveryThread, Exchange } from './delivery-thread';
 import { MadeAttempt, segmentRecords } from './attempt-records';
 import { MAX_ATTEMPTS, outcomeOf } from './retry-schedule';
 import { SecretBox } from './secret-box';
-import { AttemptOutcome, AttemptRecord, claimDueAttempts, ClaimedAttempt, FeedPosition, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, isSegmentEvent, lockForLease, readSegmentFeed, recordSegment, SegmentEvent, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
+import { AttemptOutcome, AttemptRecord, claimDueAttempts, claimTurn, ClaimedAttempt, FeedPosition, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, isSegmentEvent, lockForLease, readSegmentFeed, recordSegment, SegmentEvent, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
 
 /** An attempt's outcome waiting to be recorded, and the attempt's wait for it. */
 interface PendingRecord {
@@ -71,9 +71,9 @@ const isAfter = (e: FeedPosition, p: FeedPosition) => BigInt(e.txid) > BigInt(p.
  *    while the lease is still ours) with the next attempt, in one transaction.
  *
  * At most WEBHOOK_CONCURRENCY attempts are in flight in a process and WEBHOOK_TENANT_CONCURRENCY per
- * tenant (retries: across processes, as leases count; a segment: in its process), and one webhook holds all
- * but one of its tenant's: one slow receiver holds a few slots of its own tenant, no one else's, and leaves
- * its tenant's other webhooks one. Sends run beside the timer: the next runs go on.
+ * tenant (retries: across processes, as leases count; a segment: in its process), and one webhook at most
+ * all but one of its tenant's (its retries across processes; its feed's senders and retries in a process):
+ * one slow receiver holds a few slots of its own tenant, no one else's. Sends run beside the timer.
  *
  * Everything that is pending lives in the database (the feed and the webhook's position, the segments, the
  * pending rows), so a restart or a crash during a backoff loses nothing.
@@ -308,7 +308,7 @@ export class WebhookDispatcher extends BackgroundJob {
       const busy = new Map<string, number>();
       for (const [key, n] of this.feedSenders) if (key.startsWith(`${tenantId}:`)) busy.set(key.slice(tenantId.length + 1), n);
       const limits = { max: room, tenantMax, webhookMax: this.webhookMax(), busy };
-      const claimed = await this.inUnitOfWork(tenantId, (m) => claimDueAttempts(m, tenantId, limits, LEASE_SECONDS));
+      const claimed = await this.inUnitOfWork(tenantId, async (m) => ((await claimTurn(m, tenantId)) ? claimDueAttempts(m, tenantId, limits, LEASE_SECONDS) : []));
       for (const a of claimed) this.start(tenantId, a);
       started += claimed.length;
     }

@@ -216,6 +216,17 @@ export interface ClaimedAttempt {
 }
 
 /**
+ * Whether this transaction may claim the tenant's due attempts now: claims of a tenant take turns (a
+ * transaction-level advisory lock, released at COMMIT). A claim counts the leased attempts as its statement
+ * starts, so two claims at once would each count without the other's leases and together exceed the
+ * tenant's and a webhook's bounds. False: another process is claiming for the tenant; skip it this time.
+ */
+export async function claimTurn(m: EntityManager, tenantId: string): Promise<boolean> {
+  const [{ turn }]: Array<{ turn: boolean }> = await query(m, sql`SELECT pg_try_advisory_xact_lock(hashtextextended('webhook-claims:' || ${tenantId}, 0)) AS turn`);
+  return turn;
+}
+
+/**
  * Claims up to `max` due attempts of the tenant's active webhooks, oldest due first, and no more than keep
  * the tenant's leased attempts (of every process) within `tenantMax` and each webhook's within `webhookMax`
  * — counting, for a webhook, its leased attempts and `busy` (this process's senders of its feed, which have
@@ -234,8 +245,9 @@ export const claimDueAttempts = (
     m,
     // Key look-ups only (a generic plan): the leased ones counted by webhook_deliveries_leased, then per
     // active webhook of the tenant (at most 20) its due ones in order by webhook_deliveries_due_by_webhook,
-    // up to its room, locked there (rows a claim took and the total's LIMIT left are unlocked at its
-    // commit, right after); each claimed row updated by its primary key.
+    // up to its room (and the claim's), locked there (rows a claim took and the total's LIMIT left are
+    // unlocked at its commit, right after); each claimed row updated by its primary key. The counts are
+    // exact because claims of a tenant take turns (claimTurn, before this statement).
     sql`WITH leased AS MATERIALIZED (
           SELECT f.webhook_id, count(*)::int AS n FROM webhook_deliveries f
            WHERE f.tenant_id = ${tenantId} AND f.status = 'pending' AND f.locked_until IS NOT NULL AND f.locked_until >= now()
@@ -248,8 +260,9 @@ export const claimDueAttempts = (
               WHERE p.tenant_id = w.tenant_id AND p.webhook_id = w.id AND p.status = 'pending' AND p.next_attempt_at <= now()
                 AND (p.locked_until IS NULL OR p.locked_until < now())
               ORDER BY p.next_attempt_at
-              LIMIT GREATEST(0, ${limits.webhookMax}::int - coalesce((SELECT l.n FROM leased l WHERE l.webhook_id = w.id), 0)
-                                - coalesce((SELECT b.n FROM busy b WHERE b.webhook_id = w.id), 0))
+              LIMIT GREATEST(0, LEAST(${limits.max}::int, ${limits.tenantMax}::int - coalesce((SELECT sum(l.n) FROM leased l), 0)::int,
+                                      ${limits.webhookMax}::int - coalesce((SELECT l.n FROM leased l WHERE l.webhook_id = w.id), 0)
+                                      - coalesce((SELECT b.n FROM busy b WHERE b.webhook_id = w.id), 0)))
                 FOR UPDATE OF p SKIP LOCKED) c
            WHERE w.tenant_id = ${tenantId} AND w.is_active
            ORDER BY c.next_attempt_at
