@@ -86,11 +86,11 @@ export class WebhookDispatcher extends BackgroundJob {
   private readonly feeding = new Map<string, Promise<void>>();
   /** Tenants with a due webhook that found no slot at the last run: their loops yield after their segment. */
   private readonly waiting = new Set<string>();
-  /** Attempts in flight in this process (retries and feeds' senders), per tenant and per tenant:webhook; feeds' senders apart (no lease rows count them). */
+  /** Attempts in flight in this process (retries and feeds' senders), per tenant and per tenant:webhook; feeds' senders per tenant, by webhook (no lease rows count them). */
   private slots = 0;
   private readonly perTenant = new Map<string, number>();
   private readonly perWebhook = new Map<string, number>();
-  private readonly feedSenders = new Map<string, number>();
+  private readonly feedSenders = new Map<string, Map<string, number>>();
   private readonly stopping = new AbortController();
   private dispatching?: Promise<number>;
   /** Outcomes waiting to be recorded, per tenant, and the tenant's recording in progress. */
@@ -143,10 +143,7 @@ export class WebhookDispatcher extends BackgroundJob {
     return this.settings.WEBHOOK_CONCURRENCY - this.slots;
   }
 
-  /**
-   * Most of its tenant's slots one webhook holds (across processes for retries, in this process for its
-   * feed): all but one, so that one slow receiver leaves the tenant's other webhooks a slot.
-   */
+  /** Most of its tenant's slots one webhook holds: all but one, so one slow receiver leaves its tenant's others a slot. */
   private webhookMax(): number {
     return Math.max(1, this.settings.WEBHOOK_TENANT_CONCURRENCY - 1);
   }
@@ -155,15 +152,22 @@ export class WebhookDispatcher extends BackgroundJob {
     this.slots += n;
     add(this.perTenant, tenantId, n);
     add(this.perWebhook, `${tenantId}:${webhookId}`, n);
-    if (feed) add(this.feedSenders, `${tenantId}:${webhookId}`, n);
+    if (feed) this.countFeedSenders(tenantId, webhookId, n);
   }
 
   /** Gives slots back; returns the tenant's attempts still in flight. */
   private give(tenantId: string, webhookId: string, n: number, feed = false): number {
     this.slots -= n;
     add(this.perWebhook, `${tenantId}:${webhookId}`, -n);
-    if (feed) add(this.feedSenders, `${tenantId}:${webhookId}`, -n);
+    if (feed) this.countFeedSenders(tenantId, webhookId, -n);
     return add(this.perTenant, tenantId, -n);
+  }
+
+  private countFeedSenders(tenantId: string, webhookId: string, n: number): void {
+    const byWebhook = this.feedSenders.get(tenantId) ?? new Map<string, number>();
+    add(byWebhook, webhookId, n);
+    if (byWebhook.size) this.feedSenders.set(tenantId, byWebhook);
+    else this.feedSenders.delete(tenantId);
   }
 
   /** Starts sending the feed of each webhook with something to send that this process is not sending yet. */
@@ -179,8 +183,7 @@ export class WebhookDispatcher extends BackgroundJob {
     for (let i = 0; i < due.length && !this.stopping.signal.aborted; i++) {
       const { tenant_id: tenantId, webhook_id: webhookId } = due[(i + offset) % due.length];
       const key = `${tenantId}:${webhookId}`;
-      // A loop holds its slots (its senders) from its start to its end, within the process's and the
-      // tenant's bounds, shared among the tenant's webhooks that are due.
+      // A loop holds its senders from start to end, within the process's, tenant's and webhook's bounds.
       const room = this.settings.WEBHOOK_TENANT_CONCURRENCY - (this.perTenant.get(tenantId) ?? 0);
       const own = this.webhookMax() - (this.perWebhook.get(key) ?? 0);
       const slots = Math.min(this.free(), Math.max(1, Math.floor(room / left.get(tenantId)!)), room, own);
@@ -305,9 +308,7 @@ export class WebhookDispatcher extends BackgroundJob {
       const tenantMax = this.settings.WEBHOOK_TENANT_CONCURRENCY;
       const room = Math.min(this.free(), tenantMax - (this.perTenant.get(tenantId) ?? 0));
       if (room <= 0) continue;
-      const busy = new Map<string, number>();
-      for (const [key, n] of this.feedSenders) if (key.startsWith(`${tenantId}:`)) busy.set(key.slice(tenantId.length + 1), n);
-      const limits = { max: room, tenantMax, webhookMax: this.webhookMax(), busy };
+      const limits = { max: room, tenantMax, webhookMax: this.webhookMax(), busy: this.feedSenders.get(tenantId) ?? new Map<string, number>() };
       const claimed = await this.inUnitOfWork(tenantId, async (m) => ((await claimTurn(m, tenantId)) ? claimDueAttempts(m, tenantId, limits, LEASE_SECONDS) : []));
       for (const a of claimed) this.start(tenantId, a);
       started += claimed.length;

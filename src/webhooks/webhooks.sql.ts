@@ -252,6 +252,8 @@ export const claimDueAttempts = (
           SELECT f.webhook_id, count(*)::int AS n FROM webhook_deliveries f
            WHERE f.tenant_id = ${tenantId} AND f.status = 'pending' AND f.locked_until IS NOT NULL AND f.locked_until >= now()
            GROUP BY f.webhook_id),
+        room AS MATERIALIZED (
+          SELECT GREATEST(0, LEAST(${limits.max}::int, ${limits.tenantMax}::int - coalesce(sum(l.n), 0)::int)) AS n FROM leased l),
         busy AS (SELECT * FROM unnest(${[...limits.busy.keys()]}::uuid[], ${[...limits.busy.values()]}::int[]) AS b(webhook_id, n)),
         pick AS MATERIALIZED (
           SELECT c.id FROM webhooks w
@@ -260,13 +262,13 @@ export const claimDueAttempts = (
               WHERE p.tenant_id = w.tenant_id AND p.webhook_id = w.id AND p.status = 'pending' AND p.next_attempt_at <= now()
                 AND (p.locked_until IS NULL OR p.locked_until < now())
               ORDER BY p.next_attempt_at
-              LIMIT GREATEST(0, LEAST(${limits.max}::int, ${limits.tenantMax}::int - coalesce((SELECT sum(l.n) FROM leased l), 0)::int,
+              LIMIT GREATEST(0, LEAST((SELECT r.n FROM room r),
                                       ${limits.webhookMax}::int - coalesce((SELECT l.n FROM leased l WHERE l.webhook_id = w.id), 0)
                                       - coalesce((SELECT b.n FROM busy b WHERE b.webhook_id = w.id), 0)))
                 FOR UPDATE OF p SKIP LOCKED) c
            WHERE w.tenant_id = ${tenantId} AND w.is_active
            ORDER BY c.next_attempt_at
-           LIMIT GREATEST(0, LEAST(${limits.max}::int, ${limits.tenantMax}::int - coalesce((SELECT sum(l.n) FROM leased l), 0)::int))),
+           LIMIT (SELECT r.n FROM room r)),
         claimed AS (
           UPDATE webhook_deliveries d
              SET locked_until = now() + make_interval(secs => ${leaseSeconds}::int), lease = gen_random_uuid()
