@@ -2,8 +2,8 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { newTenant, startApp, TestContext } from '../support/app';
 import { adjust, inventoryFixture, newItem } from '../support/fixtures';
 import { ISO_MS, UUID } from '../support/matchers';
-import { Delivery, W, webhookSteps } from './harness';
-import { ownDatabase, Receiver } from './receiver';
+import { Delivery, W, webhookSpec } from './harness';
+import type { Receiver } from './receiver';
 
 /**
  * Delivery of the event feed to webhooks (CONTRACT §9) by the in-process workers, to receivers on loopback
@@ -14,25 +14,8 @@ import { ownDatabase, Receiver } from './receiver';
  */
 describe('webhook delivery', () => {
   let ctx: TestContext;
-  let db: { url: string; drop(): Promise<void> };
-  const receivers: Receiver[] = [];
-  const receiver = async (answer?: ConstructorParameters<typeof Object>[0]) => {
-    const r = await Receiver.start(answer as never);
-    receivers.push(r);
-    return r;
-  };
-
-  beforeAll(async () => {
-    db = await ownDatabase();
-    ctx = await startApp({ WEBHOOKS_ENABLED: 'true', WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_SCALE: '0.01', METRICS_ENABLED: 'true' }, db.url);
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.stop()));
-    await ctx?.close();
-    await db?.drop();
-  });
-
-  const { subscribe, deliveries, attemptsUntil, feed, offWhileAdjusting } = webhookSteps(() => ctx, receiver);
+  const { app, databaseUrl, receiver, subscribe, deliveries, attemptsUntil, feed, offWhileAdjusting } = webhookSpec({ METRICS_ENABLED: 'true' });
+  beforeAll(() => (ctx = app()));
 
   it('POSTs each event as the feed shows it, signed: standardwebhooks verifies every delivery; each attempt is listed', async () => {
     const t = await newTenant(ctx);
@@ -265,7 +248,7 @@ describe('webhook delivery', () => {
 
   it('the target is checked again at every attempt: a host this instance does not allow is refused, nothing is sent', async () => {
     // Created through an instance that allows `localhost`; delivered by this one, which allows only 127.0.0.1.
-    const lenient = await startApp({ WEBHOOK_ALLOWED_HOSTS: 'localhost' }, db.url);
+    const lenient = await startApp({ WEBHOOK_ALLOWED_HOSTS: 'localhost' }, databaseUrl());
     try {
       const t = await newTenant(lenient);
       const f = await inventoryFixture(t);

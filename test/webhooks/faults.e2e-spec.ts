@@ -1,10 +1,10 @@
 import type { Worker } from 'node:worker_threads';
 import type * as DispatcherModule from '../../src/webhooks/webhook-dispatcher';
-import { newTenant, startApp, TestContext } from '../support/app';
+import { newTenant, TestContext } from '../support/app';
 import { fromDist } from '../support/dist';
 import { adjust, inventoryFixture } from '../support/fixtures';
-import { W, webhookSteps } from './harness';
-import { ownDatabase, Received, Receiver } from './receiver';
+import { W, webhookSpec } from './harness';
+import { Received } from './receiver';
 
 /** Most requests a receiver had in flight at once, each answered `delayMs` after it arrived. */
 const mostInFlight = (received: Received[], delayMs: number) =>
@@ -19,26 +19,8 @@ const mostInFlight = (received: Received[], delayMs: number) =>
  */
 describe('webhook delivery under faults', () => {
   let ctx: TestContext;
-  let db: { url: string; drop(): Promise<void> };
-  const receivers: Receiver[] = [];
-  const receiver = async () => {
-    const r = await Receiver.start();
-    receivers.push(r);
-    return r;
-  };
-
-  beforeAll(async () => {
-    db = await ownDatabase();
-    ctx = await startApp({ WEBHOOKS_ENABLED: 'true', WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_SCALE: '0.01' }, db.url);
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.stop()));
-    await ctx?.close();
-    await db?.drop();
-  });
-
-  const { subscribe, deliveries, attemptsUntil, feed, offWhileAdjusting } = webhookSteps(() => ctx, receiver);
-
+  const { app, receiver, subscribe, deliveries, attemptsUntil, feed, offWhileAdjusting } = webhookSpec();
+  beforeAll(() => (ctx = app()));
 
   it("a slow receiver takes no other tenant's slots and at most its own tenant's, which its webhooks due together share", async () => {
     const a = await newTenant(ctx);

@@ -1,7 +1,7 @@
-import { Tenant, TestContext } from '../support/app';
+import { startApp, Tenant, TestContext } from '../support/app';
 import { drainFeed } from '../support/feed';
 import { adjust, inventoryFixture } from '../support/fixtures';
-import { Receiver } from './receiver';
+import { Answer, ownDatabase, Receiver } from './receiver';
 
 export const W = '/v1/webhooks';
 
@@ -18,8 +18,39 @@ export interface Delivery {
   nextAttemptAt: string | null;
 }
 
+/**
+ * A webhook spec's service, for a `describe` block: before all, a database of the spec's own and the app on it
+ * with the workers on (a 50 ms poll, the retry schedule scaled to 1%: 5 s → 50 ms) and `env`; after all, the
+ * receivers the spec started (`receiver()`), the app and the database go. `app()` and `databaseUrl()` answer
+ * from the first test on. With the spec's steps.
+ */
+export function webhookSpec(env: Record<string, string> = {}) {
+  let ctx: TestContext | undefined;
+  let db: { url: string; drop(): Promise<void> } | undefined;
+  const receivers: Receiver[] = [];
+  beforeAll(async () => {
+    db = await ownDatabase();
+    ctx = await startApp({ WEBHOOKS_ENABLED: 'true', WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_SCALE: '0.01', ...env }, db.url);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.stop()));
+    await ctx?.close();
+    await db?.drop();
+  });
+  const app = (): TestContext => {
+    if (!ctx) throw new Error('the webhook spec app is not started (use it inside a test)');
+    return ctx;
+  };
+  const receiver = async (answer?: Answer): Promise<Receiver> => {
+    const r = await Receiver.start(answer);
+    receivers.push(r);
+    return r;
+  };
+  return { app, databaseUrl: () => db!.url, receiver, ...webhookSteps(app, receiver) };
+}
+
 /** The webhook specs' steps, against the app `ctx()` returns; `receiver()` starts a loopback receiver the spec stops. */
-export function webhookSteps(ctx: () => TestContext, receiver: () => Promise<Receiver>) {
+function webhookSteps(ctx: () => TestContext, receiver: () => Promise<Receiver>) {
   const subscribe = async (t: Tenant, url: string, types?: string[]) => (await t.post(W, { url, ...(types && { types }) }).expect(201)).body.data as { id: string; secret: string };
   const deliveries = async (t: Tenant, hookId: string, query = 'limit=500'): Promise<Delivery[]> => (await t.get(`${W}/${hookId}/deliveries?${query}`).expect(200)).body.data;
   /** Waits until the webhook's attempts satisfy `done`. */
