@@ -3,7 +3,7 @@
 const { writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 
-const ORDER = ['adjustSpread', 'adjustSpreadCold', 'adjustSpreadAgain', 'adjustSpreadEventsOn', 'adjustSpreadEventsOff', 'adjustHot', 'adjustHotEventsOn', 'adjustHotEventsOff', 'adjustSpreadWebhookOn', 'adjustSpreadWebhookOff', 'adjustKeyed', 'reserveCancel', 'feedPoll', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge', 'transactionsFirstPage', 'transactionsDeepCursor'];
+const ORDER = ['adjustSpread', 'adjustSpreadCold', 'adjustSpreadAgain', 'adjustSpreadEventsOn', 'adjustSpreadEventsOff', 'adjustHot', 'adjustHotEventsOn', 'adjustHotEventsOff', 'adjustSpreadWebhookOn', 'adjustSpreadWebhookOff', 'adjustKeyed', 'reserveCancel', 'receive', 'feedPoll', 'itemGet', 'itemSearch', 'transactionsSmall', 'availabilitySmall', 'transactionsLarge', 'availabilityLarge', 'transactionsFirstPage', 'transactionsDeepCursor'];
 const fmt = (x, digits = 0) => (x === null || x === undefined || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
 const ratio = (a, b) => (a && b ? a / b : null);
 const mark = (ok) => (ok === null ? 'n/a ' : ok ? 'PASS' : 'MISS');

@@ -50,7 +50,7 @@ const STATEMENTS = env.BENCH_STATEMENTS === '1' && !env.BENCH_DATABASE_URL;
 // BENCH_WAL=1 (embedded database only): each write scenario prints the WAL it wrote by relation and record
 // type, with the full-page images among it (pg_walinspect's pg_get_wal_block_info, PostgreSQL 16+).
 const WAL_PROFILE = env.BENCH_WAL === '1' && !env.BENCH_DATABASE_URL;
-const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write', 'sales:read', 'sales:write', 'events:read', 'events:write'];
+const PERMISSIONS = ['catalog:read', 'catalog:write', 'inventory:read', 'inventory:write', 'sales:read', 'sales:write', 'events:read', 'events:write', 'procurement:read', 'procurement:write', 'procurement:approve'];
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const NOT_DURABLE = 'NOT DURABLE: commits are not flushed to disk, these figures are not comparable with production or with the README';
@@ -355,6 +355,10 @@ async function main() {
 
   log('\nwrites (each followed by the row-count check and every ledger invariant)');
   for (const key of ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel']) if (wanted(key)) await onEach(key, defs[key]);
+  if (wanted('receive')) {
+    ctx.orders = await receiptOrders(services[PLATFORMS[0]].base, headers, ctx);
+    await onEach('receive', defs.receive);
+  }
   if (wanted('eventsCost')) {
     log(`\nwhat the ledger's events cost: the same adjustments alternately with events and without (a second service process with LEDGER_EVENTS=false), ${config.eventsRounds} rounds`);
     for (const p of PLATFORMS) {
@@ -793,12 +797,40 @@ async function feedPoll(def, common) {
  * and then shipped alone, timed; then three such orders (same items, lines in other orders) ship at
  * once. The ship allocates and posts the whole document set-based, in the ledger's lock order.
  */
+/** A JSON call to the service that answers `{status, data, text}`. */
+const caller = (base, headers) => async (method, path, body) => {
+  const res = await fetch(`${base}${path}`, { method, headers: { ...headers, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, data: text ? JSON.parse(text).data : null, text };
+};
+
+/**
+ * The receipts scenario's purchase orders: RECEIPT_ORDERS approved orders, each of one line of a seeded
+ * balance's item ordered far beyond what a run receives, so every receipt of 1 is accepted.
+ */
+const RECEIPT_ORDERS = 200;
+async function receiptOrders(base, headers, ctx) {
+  const call = caller(base, headers);
+  const supplier = await call('POST', '/v1/procurement/suppliers', { code: `BENCH-${randomUUID().slice(0, 8)}`, name: 'Bench supplier' });
+  if (supplier.status !== 201) throw new Error(`create a supplier: ${supplier.status} ${supplier.text.slice(0, 300)}`);
+  const orders = [];
+  for (let i = 0; i < RECEIPT_ORDERS; i++) {
+    const key = ctx.keys[(i * 37) % ctx.keys.length];
+    const po = await call('POST', '/v1/procurement/purchase-orders', {
+      supplierId: supplier.data.id, facilityId: ctx.facility, lines: [{ itemId: key.itemId, qtyOrdered: 100_000_000, unitPrice: 1 }],
+    });
+    if (po.status !== 201) throw new Error(`create a purchase order: ${po.status} ${po.text.slice(0, 300)}`);
+    for (const action of ['submit', 'approve']) {
+      const r = await call('POST', `/v1/procurement/purchase-orders/${po.data.id}/${action}`, {});
+      if (r.status !== 200) throw new Error(`${action} a purchase order: ${r.status} ${r.text.slice(0, 300)}`);
+    }
+    orders.push({ id: po.data.id, lineId: po.data.lines[0].id, locationId: key.locationId });
+  }
+  return orders;
+}
+
 async function shipLarge(base, headers, ctx) {
-  const call = async (method, path, body) => {
-    const res = await fetch(`${base}${path}`, { method, headers: { ...headers, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
-    const text = await res.text();
-    return { status: res.status, data: text ? JSON.parse(text).data : null, text };
-  };
+  const call = caller(base, headers);
   const customer = await call('POST', '/v1/sales/customers', { code: `BENCH-${randomUUID().slice(0, 8)}`, name: 'Bench customer' });
   if (customer.status !== 201) throw new Error(`create a customer: ${customer.status} ${customer.text.slice(0, 300)}`);
   const items = [...new Set(ctx.keys.map((k) => k.itemId))].slice(0, 1000);

@@ -184,6 +184,23 @@ function scenarios(ctx) {
         },
       ],
     },
+    // A document that posts: receipts of 1 against RECEIPT_ORDERS approved purchase orders (ctx.orders, made
+    // just before), each a `receipt` transaction of one line, a GR and a TX number of the tenant.
+    receive: {
+      label: 'purchase order receipts, one line each',
+      write: 'ledger',
+      expect: [201],
+      requests: [
+        {
+          method: 'POST',
+          headers: json,
+          setupRequest: (req) => {
+            const o = pick(ctx.orders);
+            return { ...req, path: `/v1/procurement/purchase-orders/${o.id}/receipts`, body: JSON.stringify({ lines: [{ poLineId: o.lineId, qty: 1, locationId: o.locationId }] }) };
+          },
+        },
+      ],
+    },
     itemGet: {
       label: 'GET /v1/items/{id}',
       expect: [200],

@@ -3,7 +3,6 @@ import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { AppError, ErrorDetail, invalidField, unknownReference } from '../common/errors';
 import { UnitOfWork } from '../database/unit-of-work';
-import { DocumentNumbers } from '../documents/numbering.sql';
 import { num, sql as numeric, qty as toQty } from '../documents/quantity';
 import { CatalogRefs } from '../documents/references.sql';
 import { UomConversion } from '../documents/uom-conversion.sql';
@@ -45,17 +44,12 @@ export class GoodsReceiptsService {
     private readonly uow: UnitOfWork,
     private readonly refs: CatalogRefs,
     private readonly uoms: UomConversion,
-    private readonly numbers: DocumentNumbers,
     private readonly ledger: LedgerService,
     private readonly orders: PurchaseOrdersService,
   ) {}
 
   private get m() {
     return this.uow.manager;
-  }
-
-  private get lineRepo() {
-    return this.uow.repository(PurchaseOrderLine);
   }
 
   /**
@@ -115,13 +109,18 @@ export class GoodsReceiptsService {
       throw new AppError(409, 'over_receipt', `Receipt exceeds the open quantity of purchase order ${o.poNo} line ${over[0].lineNo}: requested ${over[0].requested}, open ${over[0].open}`, over);
     }
 
+    // The order is locked, so the lines read above plus what this receipt adds are the lines as they stand.
+    const complete = [...poLines.values()].every((l) => toQty(l.qtyReceived).plus(receiving.get(l.id)?.qty ?? 0).gte(l.qtyOrdered));
+    await addReceived(this.m, this.uow.tenantId, id, rows.map((r) => ({ poLineId: r.poLine.id, qty: numeric(r.qty), base: numeric(r.base) })));
+    await this.orders.store.touch(id, { status: complete ? 'received' : 'partially_received' });
+    // The tenant's numbers last: its TX and GR counter rows stay locked from here to COMMIT, so nothing of
+    // the order's own rows comes after them.
     const receiptId = randomUUID();
     const txn = postings.length
       ? await this.ledger.post({ type: 'receipt', sourceType: 'receipt', sourceId: receiptId, lines: postings })
       : undefined;
-    const receiptNo = await this.numbers.next('GR');
-    await insertReceipt(this.m, {
-      tenantId: this.uow.tenantId, id: receiptId, receiptNo, orderId: id, transactionId: txn?.id ?? null, notes: dto.notes ?? null, createdBy: this.uow.userId,
+    const receipt = {
+      tenantId: this.uow.tenantId, id: receiptId, orderId: id, transactionId: txn?.id ?? null, notes: dto.notes ?? null, createdBy: this.uow.userId,
       lines: rows.map((r, i) => {
         const l = dto.lines[i];
         return {
@@ -129,15 +128,17 @@ export class GoodsReceiptsService {
           lotNo: l.lotNo ?? null, expiryDate: l.expiryDate ?? null, serials: (l.serialNos ?? []).join('\x1f'), statusId: r.statusId,
         };
       }),
-    });
-    await addReceived(this.m, this.uow.tenantId, id, rows.map((r) => ({ poLineId: r.poLine.id, qty: numeric(r.qty), base: numeric(r.base) })));
-    const { complete } = (await this.lineRepo
-      .createQueryBuilder('l')
-      .select('bool_and(l.qtyReceived >= l.qtyOrdered)', 'complete')
-      .where('l.purchaseOrderId = :id', { id })
-      .getRawOne<{ complete: boolean }>())!;
-    await this.orders.store.touch(id, { status: complete ? 'received' : 'partially_received' });
-    return (await this.receipts(id, receiptId))[0];
+    };
+    const { receiptNo, receivedAt, createdAt } = await insertReceipt(this.m, receipt);
+    // The answer is what was written (GET …/receipts reads the same from the rows).
+    return {
+      id: receiptId, receiptNo, purchaseOrderId: id, receivedAt, transactionId: receipt.transactionId, notes: receipt.notes,
+      lines: receipt.lines.map((l, i) => ({
+        lineNo: i + 1, poLineId: l.poLineId, itemId: l.itemId, qty: num(l.qty), locationId: l.locationId, lotNo: l.lotNo, expiryDate: l.expiryDate,
+        serialNos: dto.lines[i].serialNos ?? [], statusId: l.statusId,
+      })),
+      createdBy: receipt.createdBy, createdAt,
+    };
   }
 
   /** The order's receipts, newest first (404 for an unknown order): all of them, one page without a next one. */

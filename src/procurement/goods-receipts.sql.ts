@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { query, sql } from '../database/sql';
+import { nextNumberSql } from '../documents/numbering.sql';
 
 /** A line of a new receipt, as written (quantities as numeric text; serial numbers joined by U+001F). */
 export interface NewReceiptLine {
@@ -15,27 +16,33 @@ export interface NewReceiptLine {
 }
 
 /**
- * A receipt and its lines (numbered 1..n in the order given) in one statement: a receipt may carry many
- * lines, each with many serial numbers.
+ * A receipt and its lines (numbered 1..n in the order given) in one statement that also takes its `GR`
+ * number: a receipt may carry many lines, each with many serial numbers. The tenant's `GR` counter row is
+ * locked from here to COMMIT, so this is the receipt's last statement. Returns what the database decides.
  */
 export async function insertReceipt(
   m: EntityManager,
-  r: { tenantId: string; id: string; receiptNo: string; orderId: string; transactionId: string | null; notes: string | null; createdBy: string; lines: NewReceiptLine[] },
-): Promise<void> {
+  r: { tenantId: string; id: string; orderId: string; transactionId: string | null; notes: string | null; createdBy: string; lines: NewReceiptLine[] },
+): Promise<{ receiptNo: string; receivedAt: Date; createdAt: Date }> {
   const { lines } = r;
-  await query(
+  const [row] = await query<Array<{ receipt_no: string; received_at: Date; created_at: Date }>>(
     m,
-    sql`WITH r AS (
+    sql`WITH n AS (${nextNumberSql(r.tenantId, 'GR')}),
+       r AS (
          INSERT INTO receipts (tenant_id, id, receipt_no, purchase_order_id, transaction_id, notes, created_by)
-         VALUES (${r.tenantId}, ${r.id}, ${r.receiptNo}, ${r.orderId}, ${r.transactionId}, ${r.notes}, ${r.createdBy}) RETURNING tenant_id, id)
-       INSERT INTO receipt_lines (tenant_id, receipt_id, line_no, po_line_id, item_id, qty, location_id, lot_no, expiry_date, serial_nos, status_id)
-       SELECT r.tenant_id, r.id, k.ord, k.po_line_id, k.item_id, k.qty, k.location_id, k.lot_no, k.expiry_date::date,
-              NULLIF(string_to_array(k.serials, E'\\x1f'), '{}'), k.status_id
-         FROM r, unnest(${lines.map((l) => l.poLineId)}::uuid[], ${lines.map((l) => l.itemId)}::uuid[], ${lines.map((l) => l.qty)}::numeric[],
-                        ${lines.map((l) => l.locationId)}::uuid[], ${lines.map((l) => l.lotNo)}::text[], ${lines.map((l) => l.expiryDate)}::text[],
-                        ${lines.map((l) => l.serials)}::text[], ${lines.map((l) => l.statusId)}::uuid[])
-              WITH ORDINALITY AS k(po_line_id, item_id, qty, location_id, lot_no, expiry_date, serials, status_id, ord)`,
+         SELECT ${r.tenantId}, ${r.id}, n.no, ${r.orderId}, ${r.transactionId}, ${r.notes}, ${r.createdBy} FROM n
+         RETURNING tenant_id, id, receipt_no, received_at, created_at),
+       l AS (
+         INSERT INTO receipt_lines (tenant_id, receipt_id, line_no, po_line_id, item_id, qty, location_id, lot_no, expiry_date, serial_nos, status_id)
+         SELECT r.tenant_id, r.id, k.ord, k.po_line_id, k.item_id, k.qty, k.location_id, k.lot_no, k.expiry_date::date,
+                NULLIF(string_to_array(k.serials, E'\\x1f'), '{}'), k.status_id
+           FROM r, unnest(${lines.map((l) => l.poLineId)}::uuid[], ${lines.map((l) => l.itemId)}::uuid[], ${lines.map((l) => l.qty)}::numeric[],
+                          ${lines.map((l) => l.locationId)}::uuid[], ${lines.map((l) => l.lotNo)}::text[], ${lines.map((l) => l.expiryDate)}::text[],
+                          ${lines.map((l) => l.serials)}::text[], ${lines.map((l) => l.statusId)}::uuid[])
+                WITH ORDINALITY AS k(po_line_id, item_id, qty, location_id, lot_no, expiry_date, serials, status_id, ord))
+       SELECT receipt_no, received_at, created_at FROM r`,
   );
+  return { receiptNo: row.receipt_no, receivedAt: row.received_at, createdAt: row.created_at };
 }
 
 /** Adds received quantities (in the line's UOM and in base units) to the order's lines, in one statement. */

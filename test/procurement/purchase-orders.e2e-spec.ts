@@ -180,6 +180,9 @@ describe('Purchase orders and receipts', () => {
     const list = (await t.get(`${PO}/${order.id}/receipts`).expect(200)).body;
     expect(list.count).toBe(2);
     expect(list.data.map((r: { id: string }) => r.id)).toEqual([second.body.data.id, first.body.data.id]);
+    // Each receipt's answer is the receipt as its rows read back, field for field (numbers, times, quantities).
+    expect(list.data).toEqual([second.body.data, first.body.data]);
+    expect(Number(second.body.data.receiptNo.slice(3))).toBe(Number(first.body.data.receiptNo.slice(3)) + 1);
   });
 
   it('over-receipt is 409 over_receipt naming the line, and nothing is posted', async () => {
@@ -236,6 +239,7 @@ describe('Purchase orders and receipts', () => {
     const serials = (await t.get(`/v1/inventory/serials?itemId=${serial.id}`).expect(200)).body.data;
     expect(serials.map((s: { serialNo: string; inStock: boolean }) => [s.serialNo, s.inStock]).sort()).toEqual([['SN-A', true], ['SN-B', true]]);
     expect((await t.get(`${PO}/${order.id}`).expect(200)).body.data.status).toBe('received');
+    expect((await t.get(`${PO}/${order.id}/receipts`).expect(200)).body.data).toEqual([r.body.data]);
   });
 
   it('an approved order is still received after its item, location and supplier are deactivated', async () => {
@@ -258,6 +262,7 @@ describe('Purchase orders and receipts', () => {
     expect(r.body.data.transactionId).toBeNull();
     expect((await transactionsOf(t, r.body.data.id)).count).toBe(0);
     expect((await t.get(`${PO}/${order.id}`).expect(200)).body.data.status).toBe('received');
+    expect((await t.get(`${PO}/${order.id}/receipts`).expect(200)).body.data).toEqual([r.body.data]);
   });
 
   it('two receipts in parallel that together exceed the order: one succeeds, one is over_receipt; the database agrees', async () => {
