@@ -164,14 +164,15 @@ export class SalesOrdersService {
       .map((s): IssueLine => ({
         reservationId: s.line.reservationId!, qty: s.base, locationId: s.locationId ?? null, lotId: s.lotId ?? null, serialNos: s.serialNos ?? null, field: s.field,
       }));
-    if (issues.length) await this.ledger.post({ type: 'shipment', sourceType: 'sales_order', sourceId: id, lines: issues });
-    await addShipped(this.uow.manager, this.uow.tenantId, id, shipping.map((s) => ({ lineId: s.line.id, qty: s.qty, base: s.base })));
-    await this.shipping.closeCompleted(shipping, holds);
     // The header is locked, so the lines read above plus what shipped now are the lines as they stand.
     const shippedNow = new Map<string, Qty>();
     for (const s of shipping) shippedNow.set(s.line.id, (shippedNow.get(s.line.id) ?? toQty(0)).plus(s.qty));
     const complete = lines.every((l) => toQty(l.qtyShipped).plus(shippedNow.get(l.id) ?? 0).gte(l.qty));
+    await addShipped(this.uow.manager, this.uow.tenantId, id, shipping.map((s) => ({ lineId: s.line.id, qty: s.qty, base: s.base })));
     await this.store.touch(id, { status: complete ? 'shipped' : 'partially_shipped' });
+    // The posting after the order's own rows: the tenant's TX counter row stays locked from it to COMMIT.
+    if (issues.length) await this.ledger.post({ type: 'shipment', sourceType: 'sales_order', sourceId: id, lines: issues });
+    await this.shipping.closeCompleted(shipping, holds);
     return this.get(id);
   }
 
