@@ -6,11 +6,12 @@ import { Settings } from '../config/settings';
 import { UnitOfWork } from '../database/unit-of-work';
 import { typeFilterOf } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
+import { DeliverySlots } from './delivery-slots';
 import { DeliveryThread, Exchange } from './delivery-thread';
 import { MadeAttempt, segmentRecords } from './attempt-records';
 import { MAX_ATTEMPTS, outcomeOf } from './retry-schedule';
 import { SecretBox } from './secret-box';
-import { AttemptOutcome, AttemptRecord, claimDueAttempts, claimTurn, ClaimedAttempt, FeedPosition, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, isSegmentEvent, lockForLease, readSegmentFeed, recordSegment, SegmentEvent, tenantsWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
+import { AttemptOutcome, AttemptRecord, claimDueAttempts, claimTurn, ClaimedAttempt, FeedPosition, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, isSegmentEvent, lockForLease, readSegmentFeed, recordSegment, SegmentEvent, tenantsWithDueAttempts, webhooksWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
 
 /** An attempt's outcome waiting to be recorded, and the attempt's wait for it. */
 interface PendingRecord {
@@ -86,11 +87,13 @@ export class WebhookDispatcher extends BackgroundJob {
   private readonly feeding = new Map<string, Promise<void>>();
   /** Tenants with a due webhook that found no slot at the last run: their loops yield after their segment. */
   private readonly waiting = new Set<string>();
-  /** Attempts in flight in this process (retries and feeds' senders), per tenant and per tenant:webhook; feeds' senders per tenant, by webhook (no lease rows count them). */
-  private slots = 0;
-  private readonly perTenant = new Map<string, number>();
-  private readonly perWebhook = new Map<string, number>();
-  private readonly feedSenders = new Map<string, Map<string, number>>();
+  /**
+   * Webhooks (tenant:webhook) whose due retries found no room at the last claim because their feed's senders
+   * held it: the feed yields after its segment and starts again after a claim, so neither waits for the other's end.
+   */
+  private readonly retriesDue = new Set<string>();
+  /** Attempts in flight in this process (retries and feeds' senders). */
+  private readonly slots: DeliverySlots;
   private readonly stopping = new AbortController();
   private dispatching?: Promise<number>;
   /** Outcomes waiting to be recorded, per tenant, and the tenant's recording in progress. */
@@ -107,6 +110,7 @@ export class WebhookDispatcher extends BackgroundJob {
   ) {
     super(cls, uow, WEBHOOK_JOB_USER);
     this.thread = new DeliveryThread(settings.WEBHOOK_ALLOWED_HOSTS);
+    this.slots = new DeliverySlots(settings.WEBHOOK_CONCURRENCY, settings.WEBHOOK_TENANT_CONCURRENCY);
   }
 
   protected intervalMs(): number {
@@ -139,37 +143,6 @@ export class WebhookDispatcher extends BackgroundJob {
     }
   }
 
-  private free(): number {
-    return this.settings.WEBHOOK_CONCURRENCY - this.slots;
-  }
-
-  /** Most of its tenant's slots one webhook holds: all but one, so one slow receiver leaves its tenant's others a slot. */
-  private webhookMax(): number {
-    return Math.max(1, this.settings.WEBHOOK_TENANT_CONCURRENCY - 1);
-  }
-
-  private take(tenantId: string, webhookId: string, n: number, feed = false): void {
-    this.slots += n;
-    add(this.perTenant, tenantId, n);
-    add(this.perWebhook, `${tenantId}:${webhookId}`, n);
-    if (feed) this.countFeedSenders(tenantId, webhookId, n);
-  }
-
-  /** Gives slots back; returns the tenant's attempts still in flight. */
-  private give(tenantId: string, webhookId: string, n: number, feed = false): number {
-    this.slots -= n;
-    add(this.perWebhook, `${tenantId}:${webhookId}`, -n);
-    if (feed) this.countFeedSenders(tenantId, webhookId, -n);
-    return add(this.perTenant, tenantId, -n);
-  }
-
-  private countFeedSenders(tenantId: string, webhookId: string, n: number): void {
-    const byWebhook = this.feedSenders.get(tenantId) ?? new Map<string, number>();
-    add(byWebhook, webhookId, n);
-    if (byWebhook.size) this.feedSenders.set(tenantId, byWebhook);
-    else this.feedSenders.delete(tenantId);
-  }
-
   /** Starts sending the feed of each webhook with something to send that this process is not sending yet. */
   private async feed(): Promise<number> {
     const all = await this.inUnitOfWork(ACROSS_TENANTS, (m) => webhooksWithEvents(m, MAX_WEBHOOKS_PER_RUN));
@@ -183,21 +156,23 @@ export class WebhookDispatcher extends BackgroundJob {
     for (let i = 0; i < due.length && !this.stopping.signal.aborted; i++) {
       const { tenant_id: tenantId, webhook_id: webhookId } = due[(i + offset) % due.length];
       const key = `${tenantId}:${webhookId}`;
+      if (this.retriesDue.has(key)) continue; // its retries first: the claim after this run takes them
       // A loop holds its senders from start to end, within the process's, tenant's and webhook's bounds.
-      const room = this.settings.WEBHOOK_TENANT_CONCURRENCY - (this.perTenant.get(tenantId) ?? 0);
-      const own = this.webhookMax() - (this.perWebhook.get(key) ?? 0);
-      const slots = Math.min(this.free(), Math.max(1, Math.floor(room / left.get(tenantId)!)), room, own);
+      const room = this.slots.tenantRoom(tenantId);
+      const own = this.slots.webhookRoom(tenantId, webhookId);
+      const slots = Math.min(this.slots.free(), Math.max(1, Math.floor(room / left.get(tenantId)!)), room, own);
       left.set(tenantId, left.get(tenantId)! - 1);
       if (slots <= 0) {
         if (own > 0) this.waiting.add(tenantId); // its loops end after their segment: this one gets slots at the next run
         continue;
       }
-      this.take(tenantId, webhookId, slots, true);
+      this.slots.take(tenantId, webhookId, slots, true);
       const feeding = this.feedWebhook(tenantId, webhookId, slots)
         .catch((err: unknown) => this.logger.warn({ err }, `webhook ${webhookId}: sending its feed failed; the next run retries (a leased segment once its lease runs out)`))
         .finally(() => {
-          this.give(tenantId, webhookId, slots, true);
+          this.slots.give(tenantId, webhookId, slots, true);
           this.feeding.delete(key);
+          if (this.retriesDue.has(key)) this.refill();
         });
       this.feeding.set(key, feeding);
       started++;
@@ -222,7 +197,7 @@ export class WebhookDispatcher extends BackgroundJob {
         return;
       }
       for (const x of made) this.counted(webhookId, x.eventId, 1, x.outcome, x.occurredAt, x.answeredAt);
-      if (gone || this.waiting.has(tenantId)) return;
+      if (gone || this.waiting.has(tenantId) || this.retriesDue.has(`${tenantId}:${webhookId}`)) return;
     }
   }
 
@@ -298,18 +273,30 @@ export class WebhookDispatcher extends BackgroundJob {
   }
 
   private async claimAndStart(): Promise<number> {
-    if (this.free() <= 0 || this.stopping.signal.aborted) return 0;
+    if (this.slots.free() <= 0 || this.stopping.signal.aborted) return 0;
     const tenants = await this.inUnitOfWork(ACROSS_TENANTS, (m) => tenantsWithDueAttempts(m, MAX_TENANTS_PER_RUN));
+    // A tenant no longer listed has no due retries left (another process took them): its feeds go on.
+    const listed = new Set(tenants.map((t) => t.tenant_id));
+    for (const key of this.retriesDue) if (!listed.has(key.slice(0, key.indexOf(':')))) this.retriesDue.delete(key);
     // A different tenant first each run: when slots are short, no tenant always comes last.
     const offset = Math.floor(Math.random() * Math.max(1, tenants.length));
     let started = 0;
-    for (let i = 0; i < tenants.length && this.free() > 0 && !this.stopping.signal.aborted; i++) {
+    for (let i = 0; i < tenants.length && this.slots.free() > 0 && !this.stopping.signal.aborted; i++) {
       const tenantId = tenants[(i + offset) % tenants.length].tenant_id;
-      const tenantMax = this.settings.WEBHOOK_TENANT_CONCURRENCY;
-      const room = Math.min(this.free(), tenantMax - (this.perTenant.get(tenantId) ?? 0));
+      const room = Math.min(this.slots.free(), this.slots.tenantRoom(tenantId));
       if (room <= 0) continue;
-      const limits = { max: room, tenantMax, webhookMax: this.webhookMax(), busy: this.feedSenders.get(tenantId) ?? new Map<string, number>() };
-      const claimed = await this.inUnitOfWork(tenantId, async (m) => ((await claimTurn(m, tenantId)) ? claimDueAttempts(m, tenantId, limits, LEASE_SECONDS) : []));
+      const limits = { max: room, tenantMax: this.slots.tenantMax, webhookMax: this.slots.webhookMax, busy: this.slots.feedsOf(tenantId) };
+      const { claimed, waiting } = await this.inUnitOfWork(tenantId, async (m) => {
+        if (!(await claimTurn(m, tenantId))) return { claimed: [], waiting: undefined };
+        const got = await claimDueAttempts(m, tenantId, limits, LEASE_SECONDS);
+        const feeds = [...limits.busy.keys()];
+        return { claimed: got, waiting: feeds.length ? await webhooksWithDueAttempts(m, tenantId, feeds) : [] };
+      });
+      if (waiting) {
+        // The tenant's retries were claimed as far as there was room: the feeds that still hold it yield.
+        for (const key of this.retriesDue) if (key.startsWith(`${tenantId}:`)) this.retriesDue.delete(key);
+        for (const w of waiting) this.retriesDue.add(`${tenantId}:${w.webhook_id}`);
+      }
       for (const a of claimed) this.start(tenantId, a);
       started += claimed.length;
     }
@@ -317,15 +304,15 @@ export class WebhookDispatcher extends BackgroundJob {
   }
 
   private start(tenantId: string, a: ClaimedAttempt): void {
-    this.take(tenantId, a.webhook_id, 1);
+    this.slots.take(tenantId, a.webhook_id, 1);
     const attempt: Promise<void> = this.attempt(tenantId, a)
       .catch((err: unknown) => this.logger.warn({ err }, 'a webhook attempt could not be recorded; it is made again once its lease runs out'))
       .finally(() => {
         this.sending.delete(attempt);
-        const left = this.give(tenantId, a.webhook_id, 1);
+        const left = this.slots.give(tenantId, a.webhook_id, 1);
         // Claim again once half of the tenant's slots are free, not for every slot: a claim is a commit
         // (a WAL flush) of its own, and refilling one slot at a time made one per attempt.
-        if (left <= Math.floor(this.settings.WEBHOOK_TENANT_CONCURRENCY / 2) || this.slots <= Math.floor(this.settings.WEBHOOK_CONCURRENCY / 2)) this.refill();
+        if (left <= Math.floor(this.slots.tenantMax / 2) || this.slots.used <= Math.floor(this.slots.max / 2)) this.refill();
       });
     this.sending.add(attempt);
   }
@@ -389,12 +376,4 @@ export class WebhookDispatcher extends BackgroundJob {
     else this.metrics.webhookAttempt(o.gone ? 'gone' : o.nextAttemptAt ? 'failed' : 'given_up');
     if (!o.nextAttemptAt && o.status === 'failed' && attempt >= MAX_ATTEMPTS) this.logger.warn(`webhook ${webhookId}: event ${eventId} given up after ${attempt} attempts`);
   }
-}
-
-/** Adds `n` to the count under `key` (dropping it at zero); returns the new count. */
-function add(counts: Map<string, number>, key: string, n: number): number {
-  const next = (counts.get(key) ?? 0) + n;
-  if (next > 0) counts.set(key, next);
-  else counts.delete(key);
-  return Math.max(0, next);
 }

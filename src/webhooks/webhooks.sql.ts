@@ -278,6 +278,20 @@ export const claimDueAttempts = (
     GENERIC,
   );
 
+/**
+ * Of the tenant's webhooks `ids` (those whose feed this process is sending, which hold their room), the ones
+ * with a due attempt no claim has leased: their retries wait for room their feed holds.
+ */
+export const webhooksWithDueAttempts = (m: EntityManager, tenantId: string, ids: string[]): Promise<Array<{ webhook_id: string }>> =>
+  query(
+    m,
+    sql`SELECT w.id AS webhook_id FROM unnest(${ids}::uuid[]) AS w(id)
+         WHERE EXISTS (SELECT 1 FROM webhook_deliveries p
+                        WHERE p.tenant_id = ${tenantId} AND p.webhook_id = w.id AND p.status = 'pending' AND p.next_attempt_at <= now()
+                          AND (p.locked_until IS NULL OR p.locked_until < now()))`,
+    GENERIC,
+  );
+
 export interface AttemptOutcome {
   status: 'delivered' | 'failed';
   responseStatus: number | null;

@@ -14,7 +14,7 @@ const mostInFlight = (received: Received[], delayMs: number) =>
  * Webhook delivery when parts of it are slow or fail (CONTRACT §9; the service's own processes, receivers
  * on loopback, a database of the spec's own): a slow receiver and the per-tenant bound on attempts in
  * flight (shared by the tenant's webhooks due at the same run; one webhook holds at most all but one of
- * them), the delivery thread dying mid-segment, and a process whose segment lease ran out before it
+ * them; a webhook's due retries and its feed take turns), the delivery thread dying mid-segment, and a process whose segment lease ran out before it
  * recorded. Default bounds: WEBHOOK_CONCURRENCY 16, WEBHOOK_TENANT_CONCURRENCY 4 (3 per webhook).
  */
 describe('webhook delivery under faults', () => {
@@ -88,6 +88,35 @@ describe('webhook delivery under faults', () => {
     expect(fast.received[N].at).toBeLessThan(retriesStarted + SLOW_MS);
     expect(slow.received.filter((x) => x.at >= slow.received[3].at && x.at < retriesStarted + SLOW_MS)).toHaveLength(3);
   }, 60_000);
+
+  it("a webhook's due retries do not wait until its feed is caught up: the feed yields after its segment", async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const r = await receiver();
+    r.answer = () => ({ status: 204, delayMs: 1000 });
+    const hook = await subscribe(t, r.url, ['stock.changed']);
+    await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
+    // Four segments' worth of events (a segment is at most 200 events, sent for at most 5 s).
+    const SEGMENT = 200;
+    for (let i = 0; i < 4 * SEGMENT; i += 20)
+      await Promise.all(Array.from({ length: 20 }, (_, j) => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i + j + 1 })));
+    const events = (await feed(t)).filter((e) => e.type === 'stock.changed').map((e) => e.id);
+    expect(events).toHaveLength(4 * SEGMENT);
+    const segmentOf = new Map(events.map((id, i) => [id, Math.floor(i / SEGMENT)]));
+    const seg = (x: Received) => segmentOf.get(x.headers['webhook-id']);
+    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
+    // The first segment sends about 15 of its 200 events in its 5 s (3 at once, 1 s each); the rest are
+    // recorded due, and the second segment starts. An event of the first sent after that is a claimed retry.
+    const retry = () => {
+      const second = r.received.find((x) => seg(x) === 1);
+      return second && r.received.find((x) => seg(x) === 0 && x.at > second.at);
+    };
+    await r.until(() => !!retry(), 40_000, "the first segment's retries");
+    // It came before the feed went on to a third segment, not after its fourth.
+    const third = r.received.find((x) => seg(x) === 2);
+    expect(third === undefined || third.at > retry()!.at).toBe(true);
+    expect(r.received.filter((x) => seg(x) === 1).length).toBeGreaterThan(0);
+  }, 90_000);
 
   it('the delivery thread dies mid-segment: its attempts are made again on a new thread, none lost', async () => {
     const t = await newTenant(ctx);
