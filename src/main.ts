@@ -7,6 +7,7 @@ import { createLogger, flushLogSync } from './common/logging';
 import { loadDemoData } from './demo/demo-data';
 import { SERVICE_VERSION } from './health/health.controller';
 import { drains } from './http/drain';
+import { UnitOfWork } from './database/unit-of-work';
 
 async function main(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
@@ -38,7 +39,9 @@ async function main(): Promise<void> {
     stopping = true;
     const started = Date.now();
     // Stop accepting, let requests in flight finish (up to SHUTDOWN_TIMEOUT_MS), then close the pool.
-    const { inFlight, cutOff } = (await drains.get(app)?.drain(settings.SHUTDOWN_TIMEOUT_MS)) ?? { inFlight: 0, cutOff: 0 };
+    // At the deadline the units of work still running are ended before their requests are cut off.
+    const units = app.get(UnitOfWork);
+    const { inFlight, cutOff } = (await drains.get(app)?.drain(settings.SHUTDOWN_TIMEOUT_MS, () => units.abortAll())) ?? { inFlight: 0, cutOff: 0 };
     await app.close().catch(() => undefined);
     await embedded?.stop().catch(() => undefined);
     log.info(

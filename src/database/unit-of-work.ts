@@ -29,6 +29,8 @@ export class UnitOfWork {
 
   private readonly gate: TenantGate;
   private readonly requestTimeoutMs: number;
+  /** How to end each attempt in progress now (its connection dropped, as at its deadline). */
+  private readonly running = new Set<() => void>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -38,6 +40,11 @@ export class UnitOfWork {
   ) {
     this.gate = new TenantGate(pool.tenantMaxConnections ?? Math.max(1, pool.size - 1), pool.acquireTimeoutMs);
     this.requestTimeoutMs = pool.requestTimeoutMs ?? DEFAULT_POOL.requestTimeoutMs!;
+  }
+
+  /** Ends every unit of work in progress now, as at its deadline (no COMMIT follows): for a shutdown's cut-off. */
+  abortAll(): void {
+    for (const abort of this.running) abort();
   }
 
   /** The current transaction's manager. Fails closed outside a unit of work. */
@@ -261,16 +268,17 @@ export class UnitOfWork {
     let commitSent: Promise<{ command?: string }> | undefined;
     let released = false;
     let deadline: NodeJS.Timeout | undefined;
+    let ended = (): unknown => undefined;
     let timedOut = false;
     let current: Attempt | undefined;
     try {
       const client = (await runner.connect()) as PgClient;
       // Whatever the database does (slow, locked, frozen, gone), a unit of work ends by its deadline: the
       // connection is dropped, so the statement in flight fails (503) and the server rolls back.
-      deadline = setTimeout(() => {
-        timedOut = true;
-        client.connection.stream.destroy();
-      }, this.requestTimeoutMs);
+      const abort = () => ((timedOut = true), client.connection.stream.destroy());
+      deadline = setTimeout(abort, this.requestTimeoutMs);
+      this.running.add(abort);
+      ended = () => this.running.delete(abort);
       /** Whether a statement sent now can reach the server: not past the deadline, the connection whole. */
       const usable = () => !timedOut && !runner.isReleased && !client.connection.stream.destroyed;
       // The pool's connections are pipelined (data-source.ts). The opening statement is written together
@@ -379,6 +387,7 @@ export class UnitOfWork {
       throw err;
     } finally {
       clearTimeout(deadline);
+      ended();
       this.cls.set(ATTEMPT, undefined);
       if (!released) await runner.release().catch(() => undefined);
     }

@@ -32,8 +32,12 @@ export class Drain {
     res.end(body);
   }
 
-  /** Drains within `timeoutMs`; resolves with how many requests were in flight and how many had to be cut off. */
-  async drain(timeoutMs: number): Promise<{ inFlight: number; cutOff: number }> {
+  /**
+   * Drains within `timeoutMs`; resolves with how many requests were in flight and how many had to be cut off.
+   * `beforeCutOff` runs at the deadline, before the connections left are closed, when requests are still in
+   * flight (the units of work are ended first: nothing of a request cut off commits after it).
+   */
+  async drain(timeoutMs: number, beforeCutOff: () => void = () => undefined): Promise<{ inFlight: number; cutOff: number }> {
     this.draining = true;
     const inFlight = this.open.size;
     this.server.close();
@@ -42,6 +46,7 @@ export class Drain {
     const until = Date.now() + timeoutMs;
     while (this.open.size && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     const cutOff = this.open.size;
+    if (cutOff) beforeCutOff();
     this.server.closeAllConnections();
     return { inFlight, cutOff };
   }
