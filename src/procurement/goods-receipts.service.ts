@@ -12,9 +12,12 @@ import { CreateReceiptDto } from './procurement.dto';
 import { addReceived, insertReceipt } from './goods-receipts.sql';
 import { PurchaseOrderLine } from './purchase-order.entity';
 import { PurchaseOrdersService } from './purchase-orders.service';
-import { Receipt } from './receipt.entity';
+import { Receipt, ReceiptLine } from './receipt.entity';
 
-const receiptView = (r: Receipt) => ({
+/** A receipt as read back, or as just written: the fields the answer shows. */
+type ReceiptFields = Omit<Receipt, 'tenantId' | 'lines'> & { lines?: Array<Omit<ReceiptLine, 'tenantId' | 'receiptId' | 'receipt'>> };
+
+const receiptView = (r: ReceiptFields) => ({
   id: r.id,
   receiptNo: r.receiptNo,
   purchaseOrderId: r.purchaseOrderId,
@@ -130,15 +133,11 @@ export class GoodsReceiptsService {
       }),
     };
     const { receiptNo, receivedAt, createdAt } = await insertReceipt(this.m, receipt);
-    // The answer is what was written (GET …/receipts reads the same from the rows).
-    return {
-      id: receiptId, receiptNo, purchaseOrderId: id, receivedAt, transactionId: receipt.transactionId, notes: receipt.notes,
-      lines: receipt.lines.map((l, i) => ({
-        lineNo: i + 1, poLineId: l.poLineId, itemId: l.itemId, qty: num(l.qty), locationId: l.locationId, lotNo: l.lotNo, expiryDate: l.expiryDate,
-        serialNos: dto.lines[i].serialNos ?? [], statusId: l.statusId,
-      })),
-      createdBy: receipt.createdBy, createdAt,
-    };
+    // The answer is what was written, shown as GET …/receipts shows the rows.
+    return receiptView({
+      id: receiptId, receiptNo, purchaseOrderId: id, receivedAt, transactionId: receipt.transactionId, notes: receipt.notes, createdBy: receipt.createdBy, createdAt,
+      lines: receipt.lines.map((l, i) => ({ ...l, lineNo: i + 1, serialNos: dto.lines[i].serialNos ?? null })),
+    });
   }
 
   /** The order's receipts, newest first (404 for an unknown order): all of them, one page without a next one. */
