@@ -268,17 +268,16 @@ export class UnitOfWork {
     let commitSent: Promise<{ command?: string }> | undefined;
     let released = false;
     let deadline: NodeJS.Timeout | undefined;
-    let ended = (): unknown => undefined;
+    let abort: (() => void) | undefined;
     let timedOut = false;
     let current: Attempt | undefined;
     try {
       const client = (await runner.connect()) as PgClient;
       // Whatever the database does (slow, locked, frozen, gone), a unit of work ends by its deadline: the
       // connection is dropped, so the statement in flight fails (503) and the server rolls back.
-      const abort = () => ((timedOut = true), client.connection.stream.destroy());
+      abort = () => ((timedOut = true), client.connection.stream.destroy());
       deadline = setTimeout(abort, this.requestTimeoutMs);
       this.running.add(abort);
-      ended = () => this.running.delete(abort);
       /** Whether a statement sent now can reach the server: not past the deadline, the connection whole. */
       const usable = () => !timedOut && !runner.isReleased && !client.connection.stream.destroyed;
       // The pool's connections are pipelined (data-source.ts). The opening statement is written together
@@ -387,7 +386,7 @@ export class UnitOfWork {
       throw err;
     } finally {
       clearTimeout(deadline);
-      ended();
+      if (abort) this.running.delete(abort);
       this.cls.set(ATTEMPT, undefined);
       if (!released) await runner.release().catch(() => undefined);
     }
