@@ -88,10 +88,11 @@ export class WebhookDispatcher extends BackgroundJob {
   /** Tenants with a due webhook that found no slot at the last run: their loops yield after their segment. */
   private readonly waiting = new Set<string>();
   /**
-   * Webhooks (tenant:webhook) whose due retries found no room at the last claim because their feed's senders
-   * held it: the feed yields after its segment and starts again after a claim, so neither waits for the other's end.
+   * Per tenant, the webhooks whose due retries found no room at the tenant's last claim because their feed's
+   * senders held it: the feed yields after its segment and starts again after a claim, so neither waits for
+   * the other's end.
    */
-  private readonly retriesDue = new Set<string>();
+  private readonly retriesDue = new Map<string, Set<string>>();
   /** Attempts in flight in this process (retries and feeds' senders). */
   private readonly slots: DeliverySlots;
   private readonly stopping = new AbortController();
@@ -143,10 +144,16 @@ export class WebhookDispatcher extends BackgroundJob {
     }
   }
 
+  /** Whether the webhook's due retries wait for room its feed holds (`retriesDue`). */
+  private retriesFirst(tenantId: string, webhookId: string): boolean {
+    return !!this.retriesDue.get(tenantId)?.has(webhookId);
+  }
+
   /** Starts sending the feed of each webhook with something to send that this process is not sending yet. */
   private async feed(): Promise<number> {
     const all = await this.inUnitOfWork(ACROSS_TENANTS, (m) => webhooksWithEvents(m, MAX_WEBHOOKS_PER_RUN));
-    const due = all.filter((w) => !this.feeding.has(`${w.tenant_id}:${w.webhook_id}`));
+    // Not a webhook whose retries go first: the claim after this run takes them.
+    const due = all.filter((w) => !this.feeding.has(`${w.tenant_id}:${w.webhook_id}`) && !this.retriesFirst(w.tenant_id, w.webhook_id));
     // A different webhook first each run: when slots are short, none always comes last.
     const offset = Math.floor(Math.random() * Math.max(1, due.length));
     const left = new Map<string, number>();
@@ -156,7 +163,6 @@ export class WebhookDispatcher extends BackgroundJob {
     for (let i = 0; i < due.length && !this.stopping.signal.aborted; i++) {
       const { tenant_id: tenantId, webhook_id: webhookId } = due[(i + offset) % due.length];
       const key = `${tenantId}:${webhookId}`;
-      if (this.retriesDue.has(key)) continue; // its retries first: the claim after this run takes them
       // A loop holds its senders from start to end, within the process's, tenant's and webhook's bounds.
       const room = this.slots.tenantRoom(tenantId);
       const own = this.slots.webhookRoom(tenantId, webhookId);
@@ -172,7 +178,7 @@ export class WebhookDispatcher extends BackgroundJob {
         .finally(() => {
           this.slots.give(tenantId, webhookId, slots, true);
           this.feeding.delete(key);
-          if (this.retriesDue.has(key)) this.refill();
+          if (this.retriesFirst(tenantId, webhookId)) this.refill();
         });
       this.feeding.set(key, feeding);
       started++;
@@ -197,7 +203,7 @@ export class WebhookDispatcher extends BackgroundJob {
         return;
       }
       for (const x of made) this.counted(webhookId, x.eventId, 1, x.outcome, x.occurredAt, x.answeredAt);
-      if (gone || this.waiting.has(tenantId) || this.retriesDue.has(`${tenantId}:${webhookId}`)) return;
+      if (gone || this.waiting.has(tenantId) || this.retriesFirst(tenantId, webhookId)) return;
     }
   }
 
@@ -277,7 +283,7 @@ export class WebhookDispatcher extends BackgroundJob {
     const tenants = await this.inUnitOfWork(ACROSS_TENANTS, (m) => tenantsWithDueAttempts(m, MAX_TENANTS_PER_RUN));
     // A tenant no longer listed has no due retries left (another process took them): its feeds go on.
     const listed = new Set(tenants.map((t) => t.tenant_id));
-    for (const key of this.retriesDue) if (!listed.has(key.slice(0, key.indexOf(':')))) this.retriesDue.delete(key);
+    for (const tenantId of this.retriesDue.keys()) if (!listed.has(tenantId)) this.retriesDue.delete(tenantId);
     // A different tenant first each run: when slots are short, no tenant always comes last.
     const offset = Math.floor(Math.random() * Math.max(1, tenants.length));
     let started = 0;
@@ -286,17 +292,16 @@ export class WebhookDispatcher extends BackgroundJob {
       const room = Math.min(this.slots.free(), this.slots.tenantRoom(tenantId));
       if (room <= 0) continue;
       const limits = { max: room, tenantMax: this.slots.tenantMax, webhookMax: this.slots.webhookMax, busy: this.slots.feedsOf(tenantId) };
+      const feeds = [...limits.busy.keys()];
       const { claimed, waiting } = await this.inUnitOfWork(tenantId, async (m) => {
         if (!(await claimTurn(m, tenantId))) return { claimed: [], waiting: undefined };
-        const got = await claimDueAttempts(m, tenantId, limits, LEASE_SECONDS);
-        const feeds = [...limits.busy.keys()];
-        return { claimed: got, waiting: feeds.length ? await webhooksWithDueAttempts(m, tenantId, feeds) : [] };
+        // Sent together (the check runs after the claim on the connection, so it sees what the claim leased).
+        const [got, left] = await Promise.all([claimDueAttempts(m, tenantId, limits, LEASE_SECONDS), feeds.length ? webhooksWithDueAttempts(m, tenantId, feeds) : []]);
+        return { claimed: got, waiting: left };
       });
-      if (waiting) {
-        // The tenant's retries were claimed as far as there was room: the feeds that still hold it yield.
-        for (const key of this.retriesDue) if (key.startsWith(`${tenantId}:`)) this.retriesDue.delete(key);
-        for (const w of waiting) this.retriesDue.add(`${tenantId}:${w.webhook_id}`);
-      }
+      // The tenant's retries were claimed as far as there was room: the feeds that still hold it yield.
+      if (waiting?.length) this.retriesDue.set(tenantId, new Set(waiting.map((w) => w.webhook_id)));
+      else if (waiting) this.retriesDue.delete(tenantId);
       for (const a of claimed) this.start(tenantId, a);
       started += claimed.length;
     }

@@ -226,6 +226,9 @@ export async function claimTurn(m: EntityManager, tenantId: string): Promise<boo
   return turn;
 }
 
+/** An attempt (`p`) that is due and that no claim holds: pending, its time come, its lease (if any) run out. */
+const DUE_UNLEASED = raw(`p.status = 'pending' AND p.next_attempt_at <= now() AND (p.locked_until IS NULL OR p.locked_until < now())`);
+
 /**
  * Claims up to `max` due attempts of the tenant's active webhooks, oldest due first, and no more than keep
  * the tenant's leased attempts (of every process) within `tenantMax` and each webhook's within `webhookMax`
@@ -259,8 +262,7 @@ export const claimDueAttempts = (
           SELECT c.id FROM webhooks w
            CROSS JOIN LATERAL (
              SELECT p.id, p.next_attempt_at FROM webhook_deliveries p
-              WHERE p.tenant_id = w.tenant_id AND p.webhook_id = w.id AND p.status = 'pending' AND p.next_attempt_at <= now()
-                AND (p.locked_until IS NULL OR p.locked_until < now())
+              WHERE p.tenant_id = w.tenant_id AND p.webhook_id = w.id AND ${DUE_UNLEASED}
               ORDER BY p.next_attempt_at
               LIMIT GREATEST(0, LEAST((SELECT r.n FROM room r),
                                       ${limits.webhookMax}::int - coalesce((SELECT l.n FROM leased l WHERE l.webhook_id = w.id), 0)
@@ -287,8 +289,7 @@ export const webhooksWithDueAttempts = (m: EntityManager, tenantId: string, ids:
     m,
     sql`SELECT w.id AS webhook_id FROM unnest(${ids}::uuid[]) AS w(id)
          WHERE EXISTS (SELECT 1 FROM webhook_deliveries p
-                        WHERE p.tenant_id = ${tenantId} AND p.webhook_id = w.id AND p.status = 'pending' AND p.next_attempt_at <= now()
-                          AND (p.locked_until IS NULL OR p.locked_until < now()))`,
+                        WHERE p.tenant_id = ${tenantId} AND p.webhook_id = w.id AND ${DUE_UNLEASED})`,
     GENERIC,
   );
 
