@@ -1,4 +1,5 @@
 import { AppError } from '../common/errors';
+import { APP_ROLE } from './constants';
 import { NamedPlaceholdersNotSupportedError, QueryFailedError, QueryResult, QueryRunner, QueryRunnerAlreadyReleasedError, EntityManager } from 'typeorm';
 
 // A unit of work's attempt (unit-of-work.ts): its state in the request context and what it does with its connection.
@@ -13,6 +14,20 @@ export const planMode = (generic: boolean) =>
     ? `SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`
     : `SET LOCAL plan_cache_mode TO DEFAULT; SET LOCAL enable_hashjoin TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT`;
 
+/**
+ * What opens a unit of work's transaction for `tenant` (a UUID: it is inlined, a simple query takes no
+ * parameters): the RLS-bound role and the tenant's setting, both transaction-local, and the plan mode. SET
+ * commands, not a SELECT of set_config(): they answer without a row (nothing to describe and parse).
+ */
+export const openingStatements = (tenant: string, generic: boolean, readOnly: boolean) =>
+  `BEGIN${readOnly ? ' READ ONLY' : ''}; SET LOCAL ROLE ${APP_ROLE}; SET LOCAL app.tenant_id = '${tenant}'${generic ? `; ${planMode(true)}` : ''}`;
+
+/** Everything sent on `stream` in this tick leaves in one write (node-postgres's own cork/uncork nest inside). */
+export function corkTick(stream: { cork(): void; uncork(): void }): void {
+  stream.cork();
+  process.nextTick(() => stream.uncork());
+}
+
 /** A route's `<resource>.<created|updated>` event (events/resource-events.ts). */
 export interface ResourceEventKind {
   type: string;
@@ -25,6 +40,8 @@ export interface EarlyCommit {
   armed: boolean;
   /** A statement was sent in this attempt. */
   started: boolean;
+  /** Set by readAhead for the next statement sent: it runs in a read-only transaction of its own. */
+  readAhead?: boolean;
 }
 /** The running attempt of a unit of work, in the request's context (a symbol key: read without parsing a path). */
 export const ATTEMPT = Symbol('unit of work attempt');

@@ -2,11 +2,11 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ClsService } from 'nestjs-cls';
 import { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
-import { ATTEMPT, Attempt, attemptError, EarlyCommit, leanQuery, LostRace, Outcome, PgClient, planMode, ResourceEventKind } from './attempt';
+import { ATTEMPT, Attempt, attemptError, corkTick, EarlyCommit, leanQuery, LostRace, openingStatements, Outcome, PgClient, planMode, ResourceEventKind } from './attempt';
 import { AppError } from '../common/errors';
 import { UUID_PATTERN } from '../common/uuid';
 import { Principal } from '../tenancy/request-context';
-import { APP_ROLE, RETRYABLE_SQLSTATES } from './constants';
+import { RETRYABLE_SQLSTATES } from './constants';
 import { DEFAULT_POOL, POOL_SETTINGS, PoolSettings } from './data-source';
 import { DatabaseConnector } from './connector';
 import { wantsGenericPlan } from './prepared';
@@ -75,8 +75,7 @@ export class UnitOfWork {
    * work runs again with this false, taking its locks first.
    */
   get optimistic(): boolean {
-    const current = this.current;
-    return !!current && !current.locking;
+    return !!this.current && !this.current.locking;
   }
 
   /** The request context's store, or undefined outside one. */
@@ -125,6 +124,18 @@ export class UnitOfWork {
     // stays up until then; the first statement sent takes it down.
     early.armed = true;
     return send().finally(() => (early.armed = false));
+  }
+
+  /**
+   * Runs `send`'s one statement (a read) in a read-only transaction of its own when nothing of this unit of
+   * work has been sent yet, so that its transaction still opens with the statement that follows (which may
+   * then be its whole transaction: `commitsFirstStatement`); inside the transaction as usual otherwise.
+   */
+  readAhead<T>(send: () => Promise<T>): Promise<T> {
+    const early = this.current?.early;
+    if (!early || early.started) return send();
+    early.readAhead = true;
+    return send().finally(() => (early.readAhead = false));
   }
 
   /**
@@ -284,35 +295,28 @@ export class UnitOfWork {
       // with the work's first statement (one system call, no round trip of its own). Safe: should the
       // opening fail after BEGIN, the transaction is aborted and every statement behind it fails (25P02)
       // until our ROLLBACK; nothing can run outside the tenant's role and setting.
-      // SET commands, not a SELECT of set_config(): they answer without a row (nothing to describe and parse).
-      const open = (generic: boolean) =>
-        `BEGIN${readOnly ? ' READ ONLY' : ''}; SET LOCAL ROLE ${APP_ROLE}; SET LOCAL app.tenant_id = '${tenant}'${generic ? `; ${planMode(true)}` : ''}`;
+      const open = (generic: boolean, readOnly: boolean) => openingStatements(tenant, generic, readOnly);
       const query = client.query;
-      const stream = client.connection.stream;
-      /** Everything sent in this tick leaves in one write (node-postgres's own cork/uncork nest inside). */
-      const corked = () => {
-        stream.cork();
-        process.nextTick(() => stream.uncork());
-      };
+      const corked = () => corkTick(client.connection.stream);
       const early: EarlyCommit = { armed: false, started: false };
       // Whether the transaction runs statements with their generic plans (planMode): while the ones that ask
       // for it run (prepared.ts); not for the others. A change rides in the same write as the statement.
       let generic = false;
       client.query = function (this: PgClient, ...args: unknown[]) {
         const wantsGeneric = wantsGenericPlan(args[0], args[1]);
-        if (readOnly) {
-          // A read-only unit of work runs each statement in a transaction of its own, opened and committed
-          // in the same write as the statement: the answer is the statement's, nothing waits for the
-          // COMMIT, and a read of one statement is one write whoever calls it. Nothing is lost by it: in
-          // READ COMMITTED each statement takes its own snapshot anyway, and a read-only transaction holds
-          // no locks to keep between statements.
-          early.started = true;
+        if (readOnly || early.readAhead) {
+          // A read-only unit of work (and a readAhead) runs each statement in a read-only transaction of its own,
+          // opened and committed in the statement's write: nothing waits for the COMMIT, and a read of one
+          // statement is one write whoever calls it. Nothing is lost: in READ COMMITTED each statement takes
+          // its own snapshot anyway, and a read-only transaction holds no locks to keep between statements.
           corked();
-          opened = query.call(client, open(wantsGeneric));
-          opened.catch(() => undefined);
+          const begun = query.call(client, open(wantsGeneric, true));
+          begun.catch(() => undefined);
           const result = query.apply(this, args);
-          commitSent = query.call(client, 'COMMIT') as Promise<{ command?: string }>;
-          commitSent.catch(() => undefined);
+          const committed = query.call(client, 'COMMIT') as Promise<{ command?: string }>;
+          committed.catch(() => undefined);
+          if (readOnly) [early.started, opened, commitSent] = [true, begun, committed];
+          else early.readAhead = false;
           return result;
         }
         if (commitSent) throw new Error('A statement after the unit of work sent its COMMIT (commitWith must wrap the last statement)');
@@ -320,7 +324,7 @@ export class UnitOfWork {
           early.started = true;
           corked();
           generic = wantsGeneric;
-          opened = query.call(client, open(generic));
+          opened = query.call(client, open(generic, false));
           opened.catch(() => undefined);
         } else if (wantsGeneric !== generic) {
           corked();

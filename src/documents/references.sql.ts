@@ -110,11 +110,30 @@ export class CatalogRefs {
     return { items, locations: new Map(row.locations.map((r) => [r.id, r])), statuses: row.statuses, ...ridden };
   }
 
-  /** One look-up statement: the items (share-locked, as `items`) and `columns`, then the rider's CTEs and columns. */
-  private async withItems<T, R>(itemIds: string[], columns: Sql, rider?: SqlRider<R>) {
+  /**
+   * What `forPosting` and `forHold` look up, without their share lock: for the direct ways (DirectPostings,
+   * DirectHolds) to learn the facts they check a line against in memory (PostingFacts), in a read of its own
+   * before their unit of work's transaction opens (UnitOfWork.readAhead). Nothing is relied on until their
+   * statement finds the rows still at these versions. Unknown ids are simply absent.
+   */
+  async facts(itemId: string, place: { locationId: string } | { facilityId: string }): Promise<{ item?: ItemRef; location?: LocationRef; facility?: FacilityRef; statuses: StatusRef[] }> {
+    const tenantId = this.uow.tenantId;
+    const { items, row } = await this.withItems<{ location: LocationRef | null; facility: FacilityRef | null; statuses: StatusRef[] }, never>(
+      [itemId],
+      sql`${'locationId' in place ? sql`(SELECT row_to_json(l) FROM (${locationRefs(tenantId, [place.locationId])}) l)` : sql`NULL::json`} AS location,
+       ${'facilityId' in place ? sql`(SELECT row_to_json(f) FROM (${facilityRef(tenantId, place.facilityId)}) f)` : sql`NULL::json`} AS facility,
+       (SELECT coalesce(json_agg(s ORDER BY s.code), '[]') FROM (${statusRefs(tenantId)}) s) AS statuses`,
+      undefined,
+      false,
+    );
+    return { item: items.get(itemId), location: row.location ?? undefined, facility: row.facility ?? undefined, statuses: row.statuses };
+  }
+
+  /** One look-up statement: the items (share-locked, as `items`, unless `lock` is false) and `columns`, then the rider's CTEs and columns. */
+  private async withItems<T, R>(itemIds: string[], columns: Sql, rider?: SqlRider<R>, lock = true) {
     const [row]: Array<T & { items: ItemRef[] } & Record<string, unknown>> = await query(
       this.uow.manager,
-      sql`WITH i AS (${itemRefs(this.uow.tenantId, unique(itemIds))})${rider ? sql`, ${rider.ctes}` : empty}
+      sql`WITH i AS (${itemRefs(this.uow.tenantId, unique(itemIds), lock)})${rider ? sql`, ${rider.ctes}` : empty}
        SELECT (SELECT coalesce(json_agg(i), '[]') FROM i) AS items, ${columns}${rider ? sql`, ${rider.columns}` : empty}`,
       GENERIC,
     );
@@ -214,13 +233,13 @@ export function activeItem(items: Map<string, ItemRef>, id: string, field: strin
   return item;
 }
 
-/** Items by id, share-locked until the unit of work ends. */
-const itemRefs = (tenantId: string, ids: string[]) => sql`SELECT i.id, i.item_no AS "itemNo", i.item_kind AS kind, i.is_active AS "isActive",
+/** Items by id, share-locked until the unit of work ends (unless `lock` is false). */
+const itemRefs = (tenantId: string, ids: string[], lock = true) => sql`SELECT i.id, i.item_no AS "itemNo", i.item_kind AS kind, i.is_active AS "isActive",
        i.lot_tracking = 'required' AS "lotTracked", i.serial_tracking = 'required' AS "serialTracked",
        i.expiry_tracking = 'required' AS "expiryTracked", i.base_uom_id AS "baseUomId", u.decimals, i.version
   FROM items i JOIN uoms u ON u.tenant_id = i.tenant_id AND u.id = i.base_uom_id
  WHERE i.tenant_id = ${tenantId} AND i.id = ANY(${ids}::uuid[])
-   FOR KEY SHARE OF i`;
+   ${lock ? sql`FOR KEY SHARE OF i` : empty}`;
 
 /** Locations by id with their facility's active flag. */
 const locationRefs = (tenantId: string, ids: string[]) => sql`SELECT l.id, l.facility_id AS "facilityId", l.code, l.is_active AS "isActive", f.is_active AS "facilityActive",

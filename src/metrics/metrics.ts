@@ -36,8 +36,8 @@ export class Metrics {
 
   private readonly postings = new Counter({
     name: 'ledger_postings_total',
-    help: 'Ledger transactions written, by type (counted when written, in the unit of work that commits them)',
-    labelNames: ['type'] as const,
+    help: 'Ledger transactions written, by type and by way (direct: one statement, batched with its tenant\'s others; full: a posting of its own), counted when written, in the unit of work that commits them',
+    labelNames: ['type', 'way'] as const,
     registers: [this.registry],
   });
 
@@ -98,8 +98,8 @@ export class Metrics {
     this.duration.observe(labels, seconds);
   }
 
-  posted(type: string): void {
-    this.postings.inc({ type });
+  posted(type: string, way: 'direct' | 'full'): void {
+    this.postings.inc({ type, way });
   }
 
   /** A batch of `size` direct postings (or new reservations), written whole or not at all. */

@@ -2,9 +2,9 @@ import { Client } from 'pg';
 import type * as UowModule from '../../src/database/unit-of-work';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist, nativeRequire } from '../support/dist';
-import { newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
+import { ALL, newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
-import { batchMembers, batchWaiting, blockedBehind, expectNumbersGapFree } from '../support/locks';
+import { batchMembers, batchWaiting, blockedBehind, expectNumbersGapFree, postingsByWay } from '../support/locks';
 import { sleep } from '../support/matchers';
 
 const { verifyLedger } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
@@ -266,6 +266,34 @@ describe('batches of direct postings', () => {
     expect(n).toBe(count);
     await expectNumbersGapFree(sql, t.tenantId, 'TX');
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+  });
+
+  it("a process's first adjustments of balances it has never posted go the direct way too: they share transactions, none goes the full way", async () => {
+    // The balances exist (made through this app); a second process has never posted them, so it knows none of
+    // their items' and locations' facts: it learns each with a read of its own, then posts the direct way.
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t, { items: Array.from({ length: 30 }, () => ({})), locations: 1 });
+    const at = f.locations[0].id;
+    for (const item of f.items) await adjust(t, { itemId: item.id, locationId: at, qtyDelta: 5 });
+    const cold = await startApp({ DB_POOL_SIZE: '30' });
+    try {
+      const auth = { Authorization: `Bearer ${await cold.idp.token({ tenantId: t.tenantId, permissions: ALL })}` };
+      const before = await postingsByWay(cold.app, 'adjustment');
+      const answers = await Promise.all(f.items.map((item, i) =>
+        cold.http.post('/v1/inventory/adjustments').set(auth).send({ itemId: item.id, locationId: at, qtyDelta: i % 2 ? 1 : -1, reason: 'cold' })));
+      expect(answers.map((a) => a.status)).toEqual(f.items.map(() => 201));
+      const after = await postingsByWay(cold.app, 'adjustment');
+      expect({ direct: after.direct - before.direct, full: after.full - before.full }).toEqual({ direct: 30, full: 0 });
+      const [row] = await sql(`SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS xids FROM ledger_transactions WHERE tenant_id = $1 AND reason = 'cold'`, [t.tenantId]);
+      expect(row.n).toBe(30);
+      expect(row.xids).toBeLessThan(30);
+      // each balance moved by its own adjustment only
+      for (const [i, item] of f.items.entries()) expect(await onHand(t.tenantId, item.id, at)).toBe(i % 2 ? 6 : 4);
+      await expectNumbersGapFree(sql, t.tenantId, 'TX');
+      expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+    } finally {
+      await cold.close();
+    }
   });
 
   it('with LEDGER_BATCHES=false each posting is its own transaction', async () => {

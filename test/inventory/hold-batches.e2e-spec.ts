@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist } from '../support/dist';
-import { newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
+import { ALL, newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { batchMembers, batchWaiting, blockedBehind, expectNumbersGapFree } from '../support/locks';
 
@@ -180,6 +180,31 @@ describe('batches of new reservations', () => {
     const [{ n }] = await sql(`SELECT count(*)::int AS n FROM reservations WHERE tenant_id = $1 AND notes = 'keyed'`, [t.tenantId]);
     expect(n).toBe(1);
     await expectNumbersGapFree(sql, t.tenantId, 'RS');
+  });
+
+  it("a process's first reservations of items it has never reserved go the direct way too, and share transactions", async () => {
+    // Stocked through this app; a second process knows none of the items' and facility's facts: it learns
+    // each with a read of its own, then the reservation joins its tenant's batch.
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t, { items: Array.from({ length: 30 }, () => ({})) });
+    for (const item of f.items) await adjust(t, { itemId: item.id, locationId: f.location.id, qtyDelta: 10 });
+    const cold = await startApp({ DB_POOL_SIZE: '30', RESERVATION_EXPIRY_INTERVAL_SECONDS: '3600' });
+    try {
+      const auth = { Authorization: `Bearer ${await cold.idp.token({ tenantId: t.tenantId, permissions: ALL })}` };
+      const before = await batchMembers(cold.app, 'ledger_reservation_batch_members_total');
+      const answers = await Promise.all(f.items.map((item) => cold.http.post(R).set(auth).send({ itemId: item.id, facilityId: f.facility.id, qty: 3, notes: 'cold' })));
+      expect(answers.map((a) => a.status)).toEqual(f.items.map(() => 201));
+      const after = await batchMembers(cold.app, 'ledger_reservation_batch_members_total');
+      const [row] = await sql(`SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS xids FROM reservations WHERE tenant_id = $1 AND notes = 'cold'`, [t.tenantId]);
+      expect(row.n).toBe(30);
+      expect(row.xids).toBeLessThan(30);
+      expect(after.written - before.written).toBeGreaterThan(0);
+      for (const item of f.items) expect(await reserved(t.tenantId, item.id)).toBe(3);
+      await expectNumbersGapFree(sql, t.tenantId, 'RS');
+      expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+    } finally {
+      await cold.close();
+    }
   });
 
   it('with LEDGER_BATCHES=false each reservation is its own transaction', async () => {

@@ -112,6 +112,42 @@ describe('unit of work retries', () => {
     });
   });
 
+  describe('readAhead: a read ahead of the unit of work\'s transaction', () => {
+    const seen = `SELECT current_setting('transaction_read_only') AS ro, current_setting('app.tenant_id', true) AS tenant, current_user::text AS role`;
+
+    it('before anything is sent: a read-only transaction of its own, bound to the tenant; the next statement can still be the whole transaction', async () => {
+      const t = await newTenant(ctx);
+      await t.get('/v1/uoms').expect(200);
+      const result = await uow.run(async (m) => {
+        const [ahead] = await uow.readAhead(() => m.query(seen));
+        const firstAfter = uow.commitsFirstStatement;
+        const [inside] = await uow.commitWith(() => m.query(seen), { onlyFirst: true });
+        return { ahead, firstAfter, inside };
+      }, t.tenantId);
+      expect(result).toEqual({
+        ahead: { ro: 'on', tenant: t.tenantId, role: 'inventory_app' },
+        firstAfter: true,
+        inside: { ro: 'off', tenant: t.tenantId, role: 'inventory_app' },
+      });
+    });
+
+    it('a write in it fails (read-only) and keeps nothing; after a statement was sent it reads inside the transaction', async () => {
+      const t = await newTenant(ctx);
+      await t.get('/v1/uoms').expect(200);
+      const insert = (m: EntityManager, code: string) => m.query(`INSERT INTO uoms (tenant_id, code, name, decimals) VALUES ($1, $2, 'x', 0)`, [t.tenantId, code]);
+      const count = (m: EntityManager, code: string) => m.query(`SELECT count(*)::int AS n FROM uoms WHERE code = $1`, [code]);
+      await expect(uow.run((m) => uow.readAhead(() => insert(m, 'RA1')), t.tenantId)).rejects.toMatchObject({ driverError: { code: '25006' } });
+      // its own uncommitted row is visible to it: the read ran in the unit's transaction
+      const [{ n }] = await uow.run(async (m) => {
+        await insert(m, 'RA2');
+        return uow.readAhead(() => count(m, 'RA2'));
+      }, t.tenantId);
+      expect(n).toBe(1);
+      const kept = await ctx.db.query(`SELECT code FROM uoms WHERE tenant_id = $1 AND code LIKE 'RA%' ORDER BY code`, [t.tenantId]);
+      expect(kept).toEqual([{ code: 'RA2' }]);
+    });
+  });
+
   it('fails closed outside a unit of work', () => {
     expect(() => uow.manager).toThrow(/No unit of work/);
     expect(() => uow.tenantId).toThrow(/No tenant context/);

@@ -106,6 +106,13 @@ export async function batchMembers(app: { get(token: unknown): unknown }, counte
   return { written: of('written'), fellBack: of('fell_back') };
 }
 
+/** The app's ledger transactions written so far of `type`, by way (`ledger_postings_total{way}`: direct or full). */
+export async function postingsByWay(app: { get(token: unknown): unknown }, type: string): Promise<{ direct: number; full: number }> {
+  const { values } = await metricOf(app, 'ledger_postings_total').get();
+  const of = (way: string) => values.filter((v) => v.labels.type === type && v.labels.way === way).reduce((n, v) => n + v.value, 0);
+  return { direct: of('direct'), full: of('full') };
+}
+
 /** A tenant's numbers of `prefix` (TX: ledger transactions, RS: reservations) are 1..N, each once, and its counter row says N. */
 export async function expectNumbersGapFree(query: Query, tenantId: string, prefix: 'TX' | 'RS'): Promise<void> {
   const [table, column] = prefix === 'TX' ? ['ledger_transactions', 'txn_no'] : ['reservations', 'reservation_no'];

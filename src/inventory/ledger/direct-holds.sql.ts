@@ -45,10 +45,10 @@ export interface HoldMember extends Batched<HoldMember, ReservationRow> {
  * other new reservations in flight (PostingBatches: one RS number range, one COMMIT, one flush for all).
  *
  * The hold's rules are the full way's (CatalogRefs.stockItem and checkFacility, positiveQty), run in
- * memory on the item and facility the full way last looked up (PostingFacts); the statement writes only
- * while their rows still have those versions and while what only the database knows holds: the position
- * exists with enough available-to-promise for this hold and the batch's holds before it, and no expired
- * hold there waits to be released. Otherwise it writes nothing and each member runs again the full way
+ * memory on the item and facility as last looked up (PostingFacts; read first when unknown: planLearning);
+ * the statement writes only while their rows still have those versions and while what only the database
+ * knows holds: the position exists with enough available-to-promise for this hold and the batch's holds
+ * before it, and no expired hold there waits to be released. Otherwise it writes nothing and each member runs again the full way
  * (Holds.reserve), which gives the exact answer (409 with its details, or a hold that needs more: a
  * position created, expired holds released). The position's CHECK constraints remain the last word.
  */
@@ -74,13 +74,32 @@ export class DirectHolds {
     );
   }
 
+  /**
+   * `plan`, after learning the item's and facility's facts when this process does not know them yet: one
+   * read of its own before the unit of work's transaction opens (UnitOfWork.readAhead), so the new
+   * reservation can still join its tenant's batch (as DirectPostings.planLearning does for postings).
+   */
+  async planLearning(hold: Hold, ending: Ending): Promise<HoldMember | undefined> {
+    const planned = this.plan(hold, ending);
+    const tenantId = this.uow.tenantId;
+    if (planned || !this.candidate(hold, ending) || this.facts.forHold(tenantId, hold.itemId, hold.facilityId)) return planned;
+    const found = await this.uow.readAhead(() => this.refs.facts(hold.itemId, { facilityId: hold.facilityId }));
+    if (!found.item || !found.facility) return undefined;
+    this.facts.rememberHold(tenantId, found.item, found.facility);
+    return this.plan(hold, ending);
+  }
+
+  /** Whether a hold has the direct way's shape (ids as the database prints them, an expiry not too close). */
+  private candidate(hold: Hold, ending: Ending): boolean {
+    if (!this.enabled || !ending.last || !this.uow.optimistic) return false;
+    // Ids as the database prints them (the answer and the event echo them); anything else goes the full way.
+    if (![hold.itemId, hold.facilityId, hold.demandId, hold.demandLineId].every((id) => id == null || DB_UUID_PATTERN.test(id))) return false;
+    return !hold.expiresAt || hold.expiresAt.getTime() > Date.now() + EXPIRY_MARGIN_MS;
+  }
+
   /** The direct way's member for `hold` (on the first attempt of its unit of work, nothing after it), or undefined. */
   plan(hold: Hold, ending: Ending): HoldMember | undefined {
-    if (!this.enabled || !ending.last || !this.uow.optimistic) return undefined;
-    // Ids as the database prints them (the answer and the event echo them); anything else goes the full way.
-    if (![hold.itemId, hold.facilityId, hold.demandId, hold.demandLineId].every((id) => id == null || DB_UUID_PATTERN.test(id))) return undefined;
-    if (hold.expiresAt && !(hold.expiresAt.getTime() > Date.now() + EXPIRY_MARGIN_MS)) return undefined;
-    const known = this.facts.forHold(this.uow.tenantId, hold.itemId, hold.facilityId);
+    const known = this.candidate(hold, ending) ? this.facts.forHold(this.uow.tenantId, hold.itemId, hold.facilityId) : undefined;
     if (!known) return undefined;
     try {
       const field = hold.field ?? '';

@@ -4,13 +4,14 @@ import { DB_UUID_PATTERN } from '../../common/uuid';
 import { empty, raw, Sql, sql } from '../../database/sql';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { nextNumberSql, numberRangeSql, numberText } from '../../documents/numbering.sql';
+import { CatalogRefs } from '../../documents/references.sql';
 import { sql as decimalText } from '../../documents/quantity';
 import { Settings } from '../../config/settings';
 import { isoText, postingEventsCte } from '../../events/events.sql';
 import { Metrics } from '../../metrics/metrics';
 import { COUNTER_CONSTRAINTS, NO_LOT } from './counters.sql';
 import { LAPSED, lapsedAt } from './lapsed.sql';
-import { Ending, isIssue, Posting } from './posting';
+import { Ending, isIssue, Posting, PostingLine } from './posting';
 import { PostingFacts } from './posting-facts';
 import { Batched, PostingBatches } from './posting-batches';
 import { PostingLines, ResolvedLine } from './posting-lines';
@@ -48,8 +49,8 @@ export interface DirectPlan {
  * balance (and the position of an Available status) exists with enough stock, and no expired hold is in
  * the way of an outbound line. Otherwise it writes nothing and the unit of work runs again the full way
  * (`LostRace`), which gives the exact answer: the error with its details, or a posting that needs more
- * (counter rows created, a hold released). A line whose facts are not known yet, or which the rules
- * refuse, goes the full way from the start (its error then comes from fresh data). The CHECK constraints
+ * (counter rows created, a hold released). A line whose facts are not known yet has them read first
+ * (planLearning); one the rules refuse goes the full way from the start (its error then comes from fresh data). The CHECK constraints
  * on the counters remain the last word under concurrency (a lost race is run again the same way).
  */
 @Injectable()
@@ -63,6 +64,7 @@ export class DirectPostings {
     private readonly uow: UnitOfWork,
     private readonly lines: PostingLines,
     private readonly facts: PostingFacts,
+    private readonly refs: CatalogRefs,
     @Optional() private readonly metrics?: Metrics,
     @Optional() settings?: Settings,
   ) {
@@ -80,15 +82,39 @@ export class DirectPostings {
     );
   }
 
-  /** The direct way's plan for `posting` (on the first attempt of its unit of work, nothing after it), or undefined. */
-  plan(posting: Posting, ending: Ending): DirectPlan | undefined {
+  /**
+   * `plan`, after learning the facts the line is checked against when this process does not know them yet
+   * (a cold process, or more items than PostingFacts keeps): one read of its own before the unit of work's
+   * transaction opens (UnitOfWork.readAhead), so the posting's statement can still be that whole transaction
+   * and join its tenant's batch, instead of going the full way (which holds the tenant's TX number row
+   * through its own flush). Unknown or refused references still go the full way, for its exact error.
+   */
+  async planLearning(posting: Posting, ending: Ending): Promise<DirectPlan | undefined> {
+    const planned = this.plan(posting, ending);
+    const line = planned ? undefined : this.candidate(posting, ending);
+    const tenantId = this.uow.tenantId;
+    if (!line || this.facts.lookup(tenantId, line.itemId, line.locationId)) return planned;
+    const found = await this.uow.readAhead(() => this.refs.facts(line.itemId, { locationId: line.locationId }));
+    if (!found.item || !found.location) return undefined;
+    this.facts.remember(tenantId, { items: new Map([[found.item.id, found.item]]), locations: new Map([[found.location.id, found.location]]), statuses: found.statuses });
+    return this.plan(posting, ending);
+  }
+
+  /** The line of a posting of the direct way's shape (one free line, no lot or serials, ids as the database prints them), or undefined. */
+  private candidate(posting: Posting, ending: Ending): PostingLine | undefined {
     if (!this.enabled || !ending.last || posting.lines.length !== 1 || !this.uow.optimistic) return undefined;
     const [line] = posting.lines;
     if (isIssue(line) || line.lotId || line.lotNo || line.expiryDate || line.serialNos?.length || line.pickSerials) return undefined;
     // Ids as the database prints them (the full way compares them as strings); anything else goes the full way.
     if (!DB_UUID_PATTERN.test(line.itemId) || !DB_UUID_PATTERN.test(line.locationId) || (line.statusId != null && !DB_UUID_PATTERN.test(line.statusId))) return undefined;
-    const refs = this.facts.lookup(this.uow.tenantId, line.itemId, line.locationId);
-    if (!refs) return undefined;
+    return line;
+  }
+
+  /** The direct way's plan for `posting` (on the first attempt of its unit of work, nothing after it), or undefined. */
+  plan(posting: Posting, ending: Ending): DirectPlan | undefined {
+    const line = this.candidate(posting, ending);
+    const refs = line && this.facts.lookup(this.uow.tenantId, line.itemId, line.locationId);
+    if (!line || !refs) return undefined;
     try {
       const checked = this.lines.checkLine(line, refs, posting.startsWork ? 'new' : 'committed');
       return checked.qty.isFinite() && !checked.serialNos.length ? { posting, line: checked } : undefined;
@@ -127,7 +153,7 @@ export class DirectPostings {
   }
 
   private answer(m: Member, header: DirectRow): TransactionView {
-    this.metrics?.posted(m.head.type);
+    this.metrics?.posted(m.head.type, 'direct');
     return transactionView(header, [{ ...m.lineRow, item_id: header.item_id, location_id: header.location_id, status_id: header.status_id }]);
   }
 }

@@ -98,7 +98,7 @@ export class Journal {
        SELECT * FROM h`,
       GENERIC,
     );
-    this.metrics?.posted(posting.type);
+    this.metrics?.posted(posting.type, 'full');
     return transactionView(header, rows);
   }
 
