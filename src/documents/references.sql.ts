@@ -114,19 +114,20 @@ export class CatalogRefs {
    * What `forPosting` and `forHold` look up, without their share lock: for the direct ways (DirectPostings,
    * DirectHolds) to learn the facts they check a line against in memory (PostingFacts), in a read of its own
    * before their unit of work's transaction opens (UnitOfWork.readAhead). Nothing is relied on until their
-   * statement finds the rows still at these versions. Unknown ids are simply absent.
+   * statement finds the rows still at these versions. Unknown ids are simply absent. `also`: more output
+   * columns (`… AS name`), read from `row`.
    */
-  async facts(itemId: string, place: { locationId: string } | { facilityId: string }): Promise<{ item?: ItemRef; location?: LocationRef; facility?: FacilityRef; statuses: StatusRef[] }> {
+  async facts(itemId: string, place: { locationId: string } | { facilityId: string }, also: Sql = empty) {
     const tenantId = this.uow.tenantId;
     const { items, row } = await this.withItems<{ location: LocationRef | null; facility: FacilityRef | null; statuses: StatusRef[] }, never>(
       [itemId],
       sql`${'locationId' in place ? sql`(SELECT row_to_json(l) FROM (${locationRefs(tenantId, [place.locationId])}) l)` : sql`NULL::json`} AS location,
        ${'facilityId' in place ? sql`(SELECT row_to_json(f) FROM (${facilityRef(tenantId, place.facilityId)}) f)` : sql`NULL::json`} AS facility,
-       (SELECT coalesce(json_agg(s ORDER BY s.code), '[]') FROM (${statusRefs(tenantId)}) s) AS statuses`,
+       (SELECT coalesce(json_agg(s ORDER BY s.code), '[]') FROM (${statusRefs(tenantId)}) s) AS statuses${also.text ? sql`, ${also}` : empty}`,
       undefined,
       false,
     );
-    return { item: items.get(itemId), location: row.location ?? undefined, facility: row.facility ?? undefined, statuses: row.statuses };
+    return { item: items.get(itemId), location: row.location ?? undefined, facility: row.facility ?? undefined, statuses: row.statuses, row };
   }
 
   /** One look-up statement: the items (share-locked, as `items`, unless `lock` is false) and `columns`, then the rider's CTEs and columns. */

@@ -83,10 +83,12 @@ export class DirectHolds {
     const planned = this.plan(hold, ending);
     const tenantId = this.uow.tenantId;
     if (planned || !this.candidate(hold, ending) || this.facts.forHold(tenantId, hold.itemId, hold.facilityId)) return planned;
-    const found = await this.uow.readAhead(() => this.refs.facts(hold.itemId, { facilityId: hold.facilityId }));
+    // Whether its position exists, too: the one statement holds only at an existing one (else the full way).
+    const position = sql`EXISTS (SELECT 1 FROM inventory_positions p WHERE p.tenant_id = ${tenantId} AND p.item_id = ${hold.itemId} AND p.facility_id = ${hold.facilityId}) AS "positionExists"`;
+    const found = await this.uow.readAhead(() => this.refs.facts(hold.itemId, { facilityId: hold.facilityId }, position));
     if (!found.item || !found.facility) return undefined;
     this.facts.rememberHold(tenantId, found.item, found.facility);
-    return this.plan(hold, ending);
+    return found.row.positionExists ? this.plan(hold, ending) : undefined;
   }
 
   /** Whether a hold has the direct way's shape (ids as the database prints them, an expiry not too close). */

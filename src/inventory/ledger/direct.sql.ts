@@ -87,17 +87,22 @@ export class DirectPostings {
    * (a cold process, or more items than PostingFacts keeps): one read of its own before the unit of work's
    * transaction opens (UnitOfWork.readAhead), so the posting's statement can still be that whole transaction
    * and join its tenant's batch, instead of going the full way (which holds the tenant's TX number row
-   * through its own flush). Unknown or refused references still go the full way, for its exact error.
+   * through its own flush). Unknown or refused references, and a balance that does not exist yet, still go
+   * the full way (its exact error; the counter rows it creates).
    */
   async planLearning(posting: Posting, ending: Ending): Promise<DirectPlan | undefined> {
     const planned = this.plan(posting, ending);
     const line = planned ? undefined : this.candidate(posting, ending);
     const tenantId = this.uow.tenantId;
     if (!line || this.facts.lookup(tenantId, line.itemId, line.locationId)) return planned;
-    const found = await this.uow.readAhead(() => this.refs.facts(line.itemId, { locationId: line.locationId }));
+    // Whether its balance exists, too: the one statement writes only to an existing one (else the full way).
+    const balance = sql`EXISTS (SELECT 1 FROM balances b WHERE b.tenant_id = ${tenantId} AND b.item_id = ${line.itemId} AND b.location_id = ${line.locationId}
+       AND b.lot_key = ${raw(`'${NO_LOT}'::uuid`)} AND b.status_id = coalesce(${line.statusId ?? null}::uuid,
+         (SELECT st.id FROM stock_statuses st WHERE st.tenant_id = ${tenantId} AND st.code = 'AVAILABLE'))) AS "balanceExists"`;
+    const found = await this.uow.readAhead(() => this.refs.facts(line.itemId, { locationId: line.locationId }, balance));
     if (!found.item || !found.location) return undefined;
     this.facts.remember(tenantId, { items: new Map([[found.item.id, found.item]]), locations: new Map([[found.location.id, found.location]]), statuses: found.statuses });
-    return this.plan(posting, ending);
+    return found.row.balanceExists ? this.plan(posting, ending) : undefined;
   }
 
   /** The line of a posting of the direct way's shape (one free line, no lot or serials, ids as the database prints them), or undefined. */
