@@ -199,6 +199,7 @@ describe('batches of new reservations', () => {
       expect(row.n).toBe(30);
       expect(row.xids).toBeLessThan(30);
       expect(after.written - before.written).toBeGreaterThan(0);
+      expect(after.fellBack - before.fellBack).toBe(0);
       for (const item of f.items) expect(await reserved(t.tenantId, item.id)).toBe(3);
       await expectNumbersGapFree(sql, t.tenantId, 'RS');
       expect(await verifyLedger(sql, t.tenantId)).toEqual([]);

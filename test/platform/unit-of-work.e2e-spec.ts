@@ -143,8 +143,15 @@ describe('unit of work retries', () => {
         return uow.readAhead(() => count(m, 'RA2'));
       }, t.tenantId);
       expect(n).toBe(1);
+      // a read ahead that fails leaves nothing open: the unit's own transaction starts cleanly after it
+      const [after] = await uow.run(async (m) => {
+        await expect(uow.readAhead(() => m.query('SELECT 1 / 0'))).rejects.toMatchObject({ driverError: { code: '22012' } });
+        await insert(m, 'RA3');
+        return uow.commitWith(() => m.query(seen), { onlyFirst: false });
+      }, t.tenantId);
+      expect(after).toEqual({ ro: 'off', tenant: t.tenantId, role: 'inventory_app' });
       const kept = await ctx.db.query(`SELECT code FROM uoms WHERE tenant_id = $1 AND code LIKE 'RA%' ORDER BY code`, [t.tenantId]);
-      expect(kept).toEqual([{ code: 'RA2' }]);
+      expect(kept).toEqual([{ code: 'RA2' }, { code: 'RA3' }]);
     });
   });
 
