@@ -50,8 +50,9 @@ export interface DirectPlan {
  * the way of an outbound line. Otherwise it writes nothing and the unit of work runs again the full way
  * (`LostRace`), which gives the exact answer: the error with its details, or a posting that needs more
  * (counter rows created, a hold released). A line whose facts are not known yet has them read first
- * (planLearning); one the rules refuse goes the full way from the start (its error then comes from fresh data). The CHECK constraints
- * on the counters remain the last word under concurrency (a lost race is run again the same way).
+ * (planLearning); one the rules refuse goes the full way from the start (its error then comes from fresh
+ * data). The CHECK constraints on the counters remain the last word under concurrency (a lost race is run
+ * again the same way).
  */
 @Injectable()
 export class DirectPostings {
