@@ -295,7 +295,6 @@ export class UnitOfWork {
       // with the work's first statement (one system call, no round trip of its own). Safe: should the
       // opening fail after BEGIN, the transaction is aborted and every statement behind it fails (25P02)
       // until our ROLLBACK; nothing can run outside the tenant's role and setting.
-      const open = (generic: boolean, readOnly: boolean) => openingStatements(tenant, generic, readOnly);
       const query = client.query;
       const corked = () => corkTick(client.connection.stream);
       const early: EarlyCommit = { armed: false, started: false };
@@ -310,7 +309,7 @@ export class UnitOfWork {
           // statement is one write whoever calls it. Nothing is lost: in READ COMMITTED each statement takes
           // its own snapshot anyway, and a read-only transaction holds no locks to keep between statements.
           corked();
-          const begun = query.call(client, open(wantsGeneric, true));
+          const begun = query.call(client, openingStatements(tenant, wantsGeneric, true));
           begun.catch(() => undefined);
           const result = query.apply(this, args);
           const committed = query.call(client, 'COMMIT') as Promise<{ command?: string }>;
@@ -325,7 +324,7 @@ export class UnitOfWork {
           early.started = true;
           corked();
           generic = wantsGeneric;
-          opened = query.call(client, open(generic, false));
+          opened = query.call(client, openingStatements(tenant, generic, false));
           opened.catch(() => undefined);
         } else if (wantsGeneric !== generic) {
           corked();

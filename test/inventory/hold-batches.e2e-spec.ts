@@ -190,9 +190,9 @@ describe('batches of new reservations', () => {
     for (const item of f.items) await adjust(t, { itemId: item.id, locationId: f.location.id, qtyDelta: 10 });
     const cold = await startApp({ DB_POOL_SIZE: '30', RESERVATION_EXPIRY_INTERVAL_SECONDS: '3600' });
     try {
-      const auth = { Authorization: `Bearer ${await cold.idp.token({ tenantId: t.tenantId, permissions: ALL })}` };
+      const there = await newTenant(cold, ALL, t.tenantId);
       const before = await batchMembers(cold.app, 'ledger_reservation_batch_members_total');
-      const answers = await Promise.all(f.items.map((item) => cold.http.post(R).set(auth).send({ itemId: item.id, facilityId: f.facility.id, qty: 3, notes: 'cold' })));
+      const answers = await Promise.all(f.items.map((item) => there.post(R, { itemId: item.id, facilityId: f.facility.id, qty: 3, notes: 'cold' })));
       expect(answers.map((a) => a.status)).toEqual(f.items.map(() => 201));
       const after = await batchMembers(cold.app, 'ledger_reservation_batch_members_total');
       const [row] = await sql(`SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS xids FROM reservations WHERE tenant_id = $1 AND notes = 'cold'`, [t.tenantId]);

@@ -80,9 +80,8 @@ export async function startApp(env: Record<string, string> = {}, databaseUrl = t
   };
 }
 
-/** A fresh tenant with a token holding the given permissions (default: all). */
-export async function newTenant(ctx: TestContext, permissions: string[] = ALL) {
-  const tenantId = randomUUID();
+/** A fresh tenant (or `tenantId`, e.g. one another app made) with a token of `ctx`'s IdP holding the given permissions (default: all). */
+export async function newTenant(ctx: TestContext, permissions: string[] = ALL, tenantId: string = randomUUID()) {
   const token = await ctx.idp.token({ tenantId, permissions });
   const auth = { Authorization: `Bearer ${token}` };
   return {

@@ -45,12 +45,12 @@ export interface HoldMember extends Batched<HoldMember, ReservationRow> {
  * other new reservations in flight (PostingBatches: one RS number range, one COMMIT, one flush for all).
  *
  * The hold's rules are the full way's (CatalogRefs.stockItem and checkFacility, positiveQty), run in
- * memory on the item and facility as last looked up (PostingFacts; read first when unknown: planLearning);
+ * memory on the item and facility as last looked up (PostingFacts; read first when unknown: `plan`);
  * the statement writes only while their rows still have those versions and while what only the database
  * knows holds: the position exists with enough available-to-promise for this hold and the batch's holds
- * before it, and no expired hold there waits to be released. Otherwise it writes nothing and each member runs again the full way
- * (Holds.reserve), which gives the exact answer (409 with its details, or a hold that needs more: a
- * position created, expired holds released). The position's CHECK constraints remain the last word.
+ * before it, and no expired hold there waits to be released. Otherwise it writes nothing and each member
+ * runs again the full way (Holds.reserve), which gives the exact answer (409 with its details, or a hold
+ * that needs more: a position created, expired holds released). The position's CHECK constraints remain the last word.
  */
 @Injectable()
 export class DirectHolds {
@@ -75,34 +75,25 @@ export class DirectHolds {
   }
 
   /**
-   * `plan`, after learning the item's and facility's facts when this process does not know them yet: one
-   * read of its own before the unit of work's transaction opens (UnitOfWork.readAhead), so the new
-   * reservation can still join its tenant's batch (as DirectPostings.planLearning does for postings).
+   * The direct way's member for `hold` (on the first attempt of its unit of work, nothing after it), or
+   * undefined. When this process does not know the item's and facility's facts yet, it reads them first, with
+   * whether the position exists, in a read of its own before the unit of work's transaction opens
+   * (UnitOfWork.readAhead), so the reservation can still join its tenant's batch; a new position goes the
+   * full way (it creates it).
    */
-  async planLearning(hold: Hold, ending: Ending): Promise<HoldMember | undefined> {
-    const planned = this.plan(hold, ending);
+  async plan(hold: Hold, ending: Ending): Promise<HoldMember | undefined> {
+    if (!this.candidate(hold, ending)) return undefined;
     const tenantId = this.uow.tenantId;
-    if (planned || !this.candidate(hold, ending) || this.facts.forHold(tenantId, hold.itemId, hold.facilityId)) return planned;
-    // Whether its position exists, too: the one statement holds only at an existing one (else the full way).
-    const position = sql`EXISTS (SELECT 1 FROM inventory_positions p WHERE p.tenant_id = ${tenantId} AND p.item_id = ${hold.itemId} AND p.facility_id = ${hold.facilityId}) AS "positionExists"`;
-    const found = await this.uow.readAhead(() => this.refs.facts(hold.itemId, { facilityId: hold.facilityId }, position));
-    if (!found.item || !found.facility) return undefined;
-    this.facts.rememberHold(tenantId, found.item, found.facility);
-    return found.row.positionExists ? this.plan(hold, ending) : undefined;
-  }
-
-  /** Whether a hold has the direct way's shape (ids as the database prints them, an expiry not too close). */
-  private candidate(hold: Hold, ending: Ending): boolean {
-    if (!this.enabled || !ending.last || !this.uow.optimistic) return false;
-    // Ids as the database prints them (the answer and the event echo them); anything else goes the full way.
-    if (![hold.itemId, hold.facilityId, hold.demandId, hold.demandLineId].every((id) => id == null || DB_UUID_PATTERN.test(id))) return false;
-    return !hold.expiresAt || hold.expiresAt.getTime() > Date.now() + EXPIRY_MARGIN_MS;
-  }
-
-  /** The direct way's member for `hold` (on the first attempt of its unit of work, nothing after it), or undefined. */
-  plan(hold: Hold, ending: Ending): HoldMember | undefined {
-    const known = this.candidate(hold, ending) ? this.facts.forHold(this.uow.tenantId, hold.itemId, hold.facilityId) : undefined;
-    if (!known) return undefined;
+    let known = this.facts.forHold(tenantId, hold.itemId, hold.facilityId);
+    if (!known) {
+      const position = sql`EXISTS (SELECT 1 FROM inventory_positions p
+          WHERE p.tenant_id = ${tenantId} AND p.item_id = ${hold.itemId} AND p.facility_id = ${hold.facilityId}) AS "positionExists"`;
+      const { item, facility, row } = await this.uow.readAhead(() => this.refs.facts(hold.itemId, { facilityId: hold.facilityId }, position));
+      if (!item || !facility) return undefined;
+      this.facts.rememberHold(tenantId, item, facility);
+      if (!row.positionExists) return undefined;
+      known = { item, facility };
+    }
     try {
       const field = hold.field ?? '';
       const item = this.refs.stockItem(new Map([[known.item.id, known.item]]), hold.itemId, field, 'new');
@@ -123,6 +114,14 @@ export class DirectHolds {
     } catch {
       return undefined; // refused on what was known: the full way says so with fresh facts
     }
+  }
+
+  /** Whether a hold has the direct way's shape (ids as the database prints them, an expiry not too close). */
+  private candidate(hold: Hold, ending: Ending): boolean {
+    if (!this.enabled || !ending.last || !this.uow.optimistic) return false;
+    // Ids as the database prints them (the answer and the event echo them); anything else goes the full way.
+    if (![hold.itemId, hold.facilityId, hold.demandId, hold.demandLineId].every((id) => id == null || DB_UUID_PATTERN.test(id))) return false;
+    return !hold.expiresAt || hold.expiresAt.getTime() > Date.now() + EXPIRY_MARGIN_MS;
   }
 
   /** Writes the planned reservation, alone or in its tenant's next batch; a `LostRace` sends its unit of work the full way. */

@@ -50,7 +50,7 @@ export interface DirectPlan {
  * the way of an outbound line. Otherwise it writes nothing and the unit of work runs again the full way
  * (`LostRace`), which gives the exact answer: the error with its details, or a posting that needs more
  * (counter rows created, a hold released). A line whose facts are not known yet has them read first
- * (planLearning); one the rules refuse goes the full way from the start (its error then comes from fresh
+ * (`plan`); one the rules refuse goes the full way from the start (its error then comes from fresh
  * data). The CHECK constraints on the counters remain the last word under concurrency (a lost race is run
  * again the same way).
  */
@@ -84,26 +84,38 @@ export class DirectPostings {
   }
 
   /**
-   * `plan`, after learning the facts the line is checked against when this process does not know them yet
-   * (a cold process, or more items than PostingFacts keeps): one read of its own before the unit of work's
-   * transaction opens (UnitOfWork.readAhead), so the posting's statement can still be that whole transaction
-   * and join its tenant's batch, instead of going the full way (which holds the tenant's TX number row
-   * through its own flush). Unknown or refused references, and a balance that does not exist yet, still go
-   * the full way (its exact error; the counter rows it creates).
+   * The direct way's plan for `posting` (on the first attempt of its unit of work, nothing after it), or
+   * undefined. When this process does not know the line's facts yet (a cold process, or more items than
+   * PostingFacts keeps), it reads them first, with the statuses the line's balances exist in, in a read of
+   * its own before the unit of work's transaction opens (UnitOfWork.readAhead): the posting's statement can
+   * still be that whole transaction and join its tenant's batch, instead of going the full way (which holds
+   * the tenant's TX number row through its own flush). Unknown or refused references, and a balance that does
+   * not exist yet, go the full way (its exact error; the counter rows it creates).
    */
-  async planLearning(posting: Posting, ending: Ending): Promise<DirectPlan | undefined> {
-    const planned = this.plan(posting, ending);
-    const line = planned ? undefined : this.candidate(posting, ending);
+  async plan(posting: Posting, ending: Ending): Promise<DirectPlan | undefined> {
+    const line = this.candidate(posting, ending);
+    if (!line) return undefined;
     const tenantId = this.uow.tenantId;
-    if (!line || this.facts.lookup(tenantId, line.itemId, line.locationId)) return planned;
-    // Whether its balance exists, too: the one statement writes only to an existing one (else the full way).
-    const balance = sql`EXISTS (SELECT 1 FROM balances b WHERE b.tenant_id = ${tenantId} AND b.item_id = ${line.itemId} AND b.location_id = ${line.locationId}
-       AND b.lot_key = ${raw(`'${NO_LOT}'::uuid`)} AND b.status_id = coalesce(${line.statusId ?? null}::uuid,
-         (SELECT st.id FROM stock_statuses st WHERE st.tenant_id = ${tenantId} AND st.code = 'AVAILABLE'))) AS "balanceExists"`;
-    const found = await this.uow.readAhead(() => this.refs.facts(line.itemId, { locationId: line.locationId }, balance));
-    if (!found.item || !found.location) return undefined;
-    this.facts.remember(tenantId, { items: new Map([[found.item.id, found.item]]), locations: new Map([[found.location.id, found.location]]), statuses: found.statuses });
-    return found.row.balanceExists ? this.plan(posting, ending) : undefined;
+    let refs = this.facts.lookup(tenantId, line.itemId, line.locationId);
+    /** Just read: the statuses of the balances of the line's item and location (without a lot). */
+    let balances: string[] | undefined;
+    if (!refs) {
+      const statuses = sql`(SELECT coalesce(array_agg(b.status_id), '{}') FROM balances b
+          WHERE b.tenant_id = ${tenantId} AND b.item_id = ${line.itemId} AND b.location_id = ${line.locationId} AND b.lot_key = ${raw(`'${NO_LOT}'::uuid`)}) AS "balances"`;
+      const found = await this.uow.readAhead(() => this.refs.facts(line.itemId, { locationId: line.locationId }, statuses));
+      if (!found.item || !found.location) return undefined;
+      refs = { items: new Map([[found.item.id, found.item]]), locations: new Map([[found.location.id, found.location]]), statuses: found.statuses };
+      this.facts.remember(tenantId, refs);
+      balances = found.row.balances as string[];
+    }
+    try {
+      const checked = this.lines.checkLine(line, refs, posting.startsWork ? 'new' : 'committed');
+      // The one statement writes only to an existing balance: a new one goes the full way, which creates it.
+      if (balances && !balances.includes(checked.status.id)) return undefined;
+      return checked.qty.isFinite() && !checked.serialNos.length ? { posting, line: checked } : undefined;
+    } catch {
+      return undefined; // refused on what was known: the full way says so with fresh facts
+    }
   }
 
   /** The line of a posting of the direct way's shape (one free line, no lot or serials, ids as the database prints them), or undefined. */
@@ -114,19 +126,6 @@ export class DirectPostings {
     // Ids as the database prints them (the full way compares them as strings); anything else goes the full way.
     if (!DB_UUID_PATTERN.test(line.itemId) || !DB_UUID_PATTERN.test(line.locationId) || (line.statusId != null && !DB_UUID_PATTERN.test(line.statusId))) return undefined;
     return line;
-  }
-
-  /** The direct way's plan for `posting` (on the first attempt of its unit of work, nothing after it), or undefined. */
-  plan(posting: Posting, ending: Ending): DirectPlan | undefined {
-    const line = this.candidate(posting, ending);
-    const refs = line && this.facts.lookup(this.uow.tenantId, line.itemId, line.locationId);
-    if (!line || !refs) return undefined;
-    try {
-      const checked = this.lines.checkLine(line, refs, posting.startsWork ? 'new' : 'committed');
-      return checked.qty.isFinite() && !checked.serialNos.length ? { posting, line: checked } : undefined;
-    } catch {
-      return undefined; // refused on what was known: the full way says so with fresh facts
-    }
   }
 
   /**

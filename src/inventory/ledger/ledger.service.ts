@@ -81,7 +81,7 @@ export class LedgerService {
       ],
     };
     const ending: Ending = { last: true };
-    const direct = await this.direct.planLearning(posting, ending);
+    const direct = await this.direct.plan(posting, ending);
     if (direct) return this.atomic(() => this.direct.post(direct));
     return this.atomic(() => this.write(posting, undefined, ending));
   }
@@ -150,7 +150,7 @@ export class LedgerService {
   async reserve(hold: Hold): Promise<ReservationView> {
     const ending: Ending = { last: true };
     // One statement, batched with the tenant's other new reservations, when nothing stands in its way (DirectHolds).
-    const direct = await this.directHolds.planLearning(hold, ending);
+    const direct = await this.directHolds.plan(hold, ending);
     if (direct) return reservationView(await this.atomic(() => this.directHolds.reserve(direct)), []);
     const { id, row } = await this.atomic(() => this.holds.reserve(hold, ending));
     // A new reservation has no allocations: its row is its view (unless it lapsed at once).

@@ -12,7 +12,7 @@ export const MAX_REMEMBERED = 20_000;
 
 /**
  * The master data the full posting path last checked lines against (or the direct ways read ahead of
- * their transaction when they did not know it: DirectPostings.planLearning), per tenant: items and locations
+ * their transaction when they did not know it: DirectPostings.plan), per tenant: items and locations
  * with the versions of their rows (and of the location's facility), and the tenant's stock statuses
  * (which never change); for new reservations, items and facilities with their versions (DirectHolds).
  * The one-statement adjustment (DirectPostings) runs the full path's own line rules
