@@ -73,12 +73,17 @@ describe('ledger races', () => {
   it("an item's tracking mode cannot change under a posting in flight", async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t, { items: Array.from({ length: 20 }, () => ({})), locations: 1 });
-    // both requests of an item in flight together, sent in either order (half the items each way)
+    // Both requests of an item in flight together, sent in either order (half the items each way), the
+    // second 0, 0, 2, 5 or 10 ms after the first: the close ones race, the later ones let the first-sent
+    // side win, so the race goes each way whatever this machine's timing favours.
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const pairs = await Promise.all(
       f.items.map(async (item, i) => {
         const adjust = () => t.post('/v1/inventory/adjustments', { itemId: item.id, locationId: f.location.id, qtyDelta: 1, reason: 'race' }).then((r) => r);
         const patch = () => t.patch(`/v1/items/${item.id}`, { lotTracking: 'required' }).then((r) => r);
-        const [posting, change] = i % 2 ? await Promise.all([adjust(), patch()]) : await Promise.all([patch(), adjust()]).then(([p, a]) => [a, p]);
+        const gap = [0, 0, 2, 5, 10][Math.floor(i / 2) % 5];
+        const later = <T>(send: () => Promise<T>) => pause(gap).then(send);
+        const [posting, change] = i % 2 ? await Promise.all([adjust(), later(patch)]) : await Promise.all([patch(), later(adjust)]).then(([p, a]) => [a, p]);
         return { posting: posting.status, change: change.status, lotTracking: (await t.get(`/v1/items/${item.id}`).expect(200)).body.data.lotTracking };
       }),
     );
