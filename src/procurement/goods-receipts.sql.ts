@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { query, sql } from '../database/sql';
+import { GENERIC, query, sql } from '../database/sql';
 import { nextNumberSql } from '../documents/numbering.sql';
 
 /** A line of a new receipt, as written (quantities as numeric text; serial numbers joined by U+001F). */
@@ -19,6 +19,7 @@ export interface NewReceiptLine {
  * A receipt and its lines (numbered 1..n in the order given) in one statement that also takes its `GR`
  * number: a receipt may carry many lines, each with many serial numbers. The tenant's `GR` counter row is
  * locked from here to COMMIT, so this is the receipt's last statement. Returns what the database decides.
+ * Prepared with its generic plan (every scan a key look-up), as the adjustments' statements are.
  */
 export async function insertReceipt(
   m: EntityManager,
@@ -41,11 +42,12 @@ export async function insertReceipt(
                           ${lines.map((l) => l.serials)}::text[], ${lines.map((l) => l.statusId)}::uuid[])
                 WITH ORDINALITY AS k(po_line_id, item_id, qty, location_id, lot_no, expiry_date, serials, status_id, ord))
        SELECT receipt_no, received_at, created_at FROM r`,
+    GENERIC,
   );
   return { receiptNo: row.receipt_no, receivedAt: row.received_at, createdAt: row.created_at };
 }
 
-/** Adds received quantities (in the line's UOM and in base units) to the order's lines, in one statement. */
+/** Adds received quantities (in the line's UOM and in base units) to the order's lines, in one statement (generic plan: the lines by key). */
 export async function addReceived(
   m: EntityManager,
   tenantId: string,
@@ -60,5 +62,6 @@ export async function addReceived(
                        AS k(po_line_id, qty, base)
                  GROUP BY po_line_id) k
          WHERE l.tenant_id = ${tenantId} AND l.purchase_order_id = ${orderId} AND l.id = k.po_line_id`,
+    GENERIC,
   );
 }

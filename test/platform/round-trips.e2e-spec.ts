@@ -2,7 +2,7 @@ import { fromDist, nativeRequire } from '../support/dist';
 import type * as UowModule from '../../src/database/unit-of-work';
 import type * as PreparedModule from '../../src/database/prepared';
 import { ALL, newTenant, startApp, TestContext } from '../support/app';
-import { adjust, inventoryFixture } from '../support/fixtures';
+import { adjust, inventoryFixture, purchaseOrderIn } from '../support/fixtures';
 
 /** The statements the service sends, by counting node-postgres Client.query calls in this process. */
 const { Client } = nativeRequire('pg') as { Client: { prototype: { query: (...args: unknown[]) => unknown } } };
@@ -322,6 +322,24 @@ describe('round trips per request', () => {
         await adjust(t, { itemId: lots.item.id, locationId: lots.location.id, qtyDelta: i % 2 ? -1 : 3, lotNo: 'L1' });
       }
       const after = await Promise.all([direct, journal].map(plans));
+      for (const [i, a] of after.entries()) {
+        expect(a.statements).toBeGreaterThan(0);
+        expect(a.custom).toBe(before[i].custom);
+        expect(a.generic - before[i].generic).toBeGreaterThanOrEqual(8);
+      }
+    });
+
+    it("a receipt's own statements (its lines' quantities, the receipt with its GR number) are planned once per connection", async () => {
+      const t = await newTenant(ctx);
+      const f = await inventoryFixture(t);
+      const order = await purchaseOrderIn(t, 'approved', { facilityId: f.facility.id, itemId: f.item.id, lines: [{ itemId: f.item.id, qtyOrdered: 100, unitPrice: 1 }] });
+      const receive = () => t.post(`/v1/procurement/purchase-orders/${order.id}/receipts`, { lines: [{ poLineId: order.lines[0].id, qty: 1, locationId: f.location.id }] }).expect(201);
+      const lines = /^UPDATE purchase_order_lines l SET qty_received/;
+      const receipt = /^WITH n AS \([\s\S]*INSERT INTO receipts /;
+      await receive();
+      const before = await Promise.all([lines, receipt].map(plans));
+      for (let i = 0; i < 8; i++) await receive();
+      const after = await Promise.all([lines, receipt].map(plans));
       for (const [i, a] of after.entries()) {
         expect(a.statements).toBeGreaterThan(0);
         expect(a.custom).toBe(before[i].custom);
