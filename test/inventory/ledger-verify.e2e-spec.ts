@@ -1,23 +1,34 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type * as Verify from '../../src/inventory/ledger/verify.sql';
-import { newTenant, startApp, testDatabaseUrl, TestContext } from '../support/app';
+import { newTenant, startApp, TestContext } from '../support/app';
 import { DIST_DIR, fromDist } from '../support/dist';
 import { adjust, inventoryFixture, reservationIn, salesOrderIn } from '../support/fixtures';
+import { scratchDatabase } from '../support/scratch-database';
 
 const { verifyLedger, INVARIANT_CHECKS } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 
 /** `npm run ledger:verify` finds drift by SQL, names the rows, and exits non-zero. */
+// On a database of its own: the drift spec drops CHECK constraints inside its transaction, and the
+// ACCESS EXCLUSIVE lock that takes would wait for (and hold up) every other spec's use of those tables on
+// the shared test database — until its lock_timeout, under a busy run.
 describe('ledger:verify', () => {
+  const scratch = scratchDatabase('ledger_verify');
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await startApp();
+    await scratch.create();
+    const run = scratch.cli('run');
+    if (run.status !== 0) throw new Error(`migrations: ${run.stdout} ${run.stderr}`);
+    ctx = await startApp({}, scratch.url.toString());
+  }, 150_000);
+  afterAll(async () => {
+    await ctx?.close();
+    await scratch.drop();
   });
-  afterAll(() => ctx.close());
 
   const verify = (tenantId: string) =>
     spawnSync(process.execPath, [join(DIST_DIR, 'inventory/ledger/verify-cli.js'), '--tenant', tenantId], {
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: testDatabaseUrl() },
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: scratch.url.toString() },
       encoding: 'utf8',
       timeout: 30_000,
     });
