@@ -8,10 +8,12 @@ import { scratchDatabase } from '../support/scratch-database';
 
 const { verifyLedger, INVARIANT_CHECKS } = fromDist<typeof Verify>('inventory/ledger/verify.sql');
 
-/** `npm run ledger:verify` finds drift by SQL, names the rows, and exits non-zero. */
-// On a database of its own: the drift spec drops CHECK constraints inside its transaction, and the
-// ACCESS EXCLUSIVE lock that takes would wait for (and hold up) every other spec's use of those tables on
-// the shared test database — until its lock_timeout, under a busy run.
+/**
+ * `npm run ledger:verify` finds drift by SQL, names the rows, and exits non-zero. On a database of its own:
+ * the drift cases drop CHECK constraints inside their transaction, and the ACCESS EXCLUSIVE lock that takes
+ * would wait for (and hold up) every other spec's use of those tables on the shared test database — until
+ * its lock_timeout, in a busy run.
+ */
 describe('ledger:verify', () => {
   const scratch = scratchDatabase('ledger_verify');
   let ctx: TestContext;
