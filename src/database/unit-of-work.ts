@@ -316,7 +316,8 @@ export class UnitOfWork {
           committed.catch(() => undefined);
           if (readOnly) [early.started, opened, commitSent] = [true, begun, committed];
           else early.readAhead = false;
-          // A read ahead whose opening failed fails with that error (its statement's is only 25P02).
+          // A read ahead whose opening failed fails with that error (its statement's is only 25P02); a read-only
+          // unit's attempt reports it from `opened` (attemptError), which a read ahead must leave unset.
           return readOnly ? result : begun.then(() => result, (err: unknown) => (result.catch(() => undefined), Promise.reject(err)));
         }
         if (commitSent) throw new Error('A statement after the unit of work sent its COMMIT (commitWith must wrap the last statement)');

@@ -306,6 +306,18 @@ describe('round trips per request', () => {
       return total;
     }
 
+    /** Runs `eight` (eight executions of each pattern's statement): each was prepared, and every one of those runs used its generic plan, none a custom one. */
+    async function expectGenericOnly(patterns: RegExp[], eight: () => Promise<void>): Promise<void> {
+      const before = await Promise.all(patterns.map(plans));
+      await eight();
+      const after = await Promise.all(patterns.map(plans));
+      for (const [i, a] of after.entries()) {
+        expect(a.statements).toBeGreaterThan(0);
+        expect(a.custom).toBe(before[i].custom);
+        expect(a.generic - before[i].generic).toBeGreaterThanOrEqual(8);
+      }
+    }
+
     it("a posting's statements are planned once per connection, not at every execution (generic plans)", async () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);
@@ -314,19 +326,14 @@ describe('round trips per request', () => {
       const journal = /^WITH counter_b AS[\s\S]*INSERT INTO ledger_transactions/; // the full way's (a lot by number)
       // The item is checked once the full way (PostingFacts): from then on its adjustments are one statement.
       await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 3 });
-      const before = await Promise.all([direct, journal].map(plans));
       // Inbound and outbound, one after another: more than the five custom plans PostgreSQL tries before it
       // would choose by cost (and it would keep choosing custom plans for these statements).
-      for (let i = 0; i < 8; i++) {
-        await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i % 2 ? -1 : 3 });
-        await adjust(t, { itemId: lots.item.id, locationId: lots.location.id, qtyDelta: i % 2 ? -1 : 3, lotNo: 'L1' });
-      }
-      const after = await Promise.all([direct, journal].map(plans));
-      for (const [i, a] of after.entries()) {
-        expect(a.statements).toBeGreaterThan(0);
-        expect(a.custom).toBe(before[i].custom);
-        expect(a.generic - before[i].generic).toBeGreaterThanOrEqual(8);
-      }
+      await expectGenericOnly([direct, journal], async () => {
+        for (let i = 0; i < 8; i++) {
+          await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i % 2 ? -1 : 3 });
+          await adjust(t, { itemId: lots.item.id, locationId: lots.location.id, qtyDelta: i % 2 ? -1 : 3, lotNo: 'L1' });
+        }
+      });
     });
 
     it("a receipt's own statements (its lines' quantities, the receipt with its GR number) are planned once per connection", async () => {
@@ -337,14 +344,9 @@ describe('round trips per request', () => {
       const lines = /^UPDATE purchase_order_lines l SET qty_received/;
       const receipt = /^WITH n AS \([\s\S]*INSERT INTO receipts /;
       await receive();
-      const before = await Promise.all([lines, receipt].map(plans));
-      for (let i = 0; i < 8; i++) await receive();
-      const after = await Promise.all([lines, receipt].map(plans));
-      for (const [i, a] of after.entries()) {
-        expect(a.statements).toBeGreaterThan(0);
-        expect(a.custom).toBe(before[i].custom);
-        expect(a.generic - before[i].generic).toBeGreaterThanOrEqual(8);
-      }
+      await expectGenericOnly([lines, receipt], async () => {
+        for (let i = 0; i < 8; i++) await receive();
+      });
     });
 
     it('generic plans (and nested-loop joins) are forced only for the statements that ask for them, and only inside their transaction', async () => {
