@@ -94,6 +94,15 @@ export class Allocations {
     const positions = [...new Map(locked.map((r) => [positionKey({ itemId: r.item_id, facilityId: r.facility_id }), { itemId: r.item_id, facilityId: r.facility_id }])).values()];
     await this.holds.releaseLapsed(positions);
     const stock = await this.lockStock(positions);
+    // Each reservation plans over its own position's balances only (a document of 1,000 lines locks
+    // thousands of balances: filtering them all per line was quadratic).
+    const stockAt = new Map<string, StockRow[]>();
+    for (const b of stock) {
+      const key = positionKey({ itemId: b.item_id, facilityId: b.facility_id });
+      const at = stockAt.get(key);
+      if (at) at.push(b);
+      else stockAt.set(key, [b]);
+    }
     const pinned = requests.flatMap((req) => req.pins ?? []);
     const locations = pinned.length ? await this.refs.locations(pinned.map((p) => p.locationId)) : new Map<string, LocationRef>();
     const lots = pinned.some((p) => p.lotId) ? await this.refs.lots(pinned.flatMap((p) => (p.lotId ? [p.lotId] : []))) : [];
@@ -106,7 +115,8 @@ export class Allocations {
       const r = rows.get(req.reservationId)!;
       const item = this.refs.stockItem(items, r.item_id, req.field ? `${req.field}.itemId` : 'itemId', 'committed');
       const left = remaining.get(r.id)!;
-      const takes = req.pins?.length ? this.explicit(req, r, item, stock, free, locations, lots, left) : this.automatic(req, r, stock, free, left);
+      const own = stockAt.get(positionKey({ itemId: r.item_id, facilityId: r.facility_id })) ?? [];
+      const takes = req.pins?.length ? this.explicit(req, r, item, own, free, locations, lots, left) : this.automatic(req, r, own, free, left);
       for (const t of takes) free.set(t.balanceId, free.get(t.balanceId)!.minus(t.qty));
       remaining.set(r.id, left.minus(sum(takes.map((t) => t.qty))));
       plan.push(...takes);
@@ -175,7 +185,10 @@ export class Allocations {
     );
   }
 
-  /** Each pin: a location of the reservation's facility, the item's lot rule, an Available balance there with stock. */
+  /**
+   * Each pin: a location of the reservation's facility, the item's lot rule, an Available balance there with
+   * stock (`stock`: the locked balances of the reservation's position).
+   */
   private explicit(
     req: AllocationRequest, r: ReservationRow, item: ItemRef, stock: StockRow[], free: Map<string, Decimal>,
     locations: Map<string, LocationRef>, lots: LotRef[], remaining: Decimal,
@@ -188,7 +201,7 @@ export class Allocations {
       const q = positiveQty(pin.qty, item, fieldOf(i, 'qty'));
       // The balance with enough free stock first, then the AVAILABLE status, then by status code.
       const [balance] = stock
-        .filter((b) => b.item_id === item.id && b.location_id === loc.id && b.lot_id === (pin.lotId ?? null))
+        .filter((b) => b.location_id === loc.id && b.lot_id === (pin.lotId ?? null))
         .sort((a, b) => {
           const [fa, fb] = [free.get(a.id)!.gte(q), free.get(b.id)!.gte(q)];
           return Number(fb) - Number(fa) || Number(b.status_code === 'AVAILABLE') - Number(a.status_code === 'AVAILABLE') || (a.status_code < b.status_code ? -1 : 1);
@@ -204,11 +217,14 @@ export class Allocations {
     return plan;
   }
 
-  /** Everything unallocated, from free Available stock at the facility's active locations (the planner's order). */
+  /**
+   * Everything unallocated, from free Available stock at the facility's active locations (the planner's
+   * order; `stock`: the locked balances of the reservation's position).
+   */
   private automatic(req: AllocationRequest, r: ReservationRow, stock: StockRow[], free: Map<string, Decimal>, remaining: Decimal): Pinned[] {
     if (!remaining.gt(0)) return [];
     const candidates = stock
-      .filter((b) => b.item_id === r.item_id && b.facility_id === r.facility_id && b.location_active && free.get(b.id)!.gt(0))
+      .filter((b) => b.location_active && free.get(b.id)!.gt(0))
       .map((b): FreeStock & { row: StockRow } => ({
         balanceId: b.id, locationId: b.location_id, locationCode: b.location_code, lotId: b.lot_id, expiryDate: b.expiry, lotCreatedAt: b.lot_created_at, free: free.get(b.id)!, row: b,
       }));
