@@ -405,7 +405,7 @@ async function main() {
   if (wanted('shipLarge')) {
     log('\ndocuments');
     for (const p of PLATFORMS) {
-      const s = (results[p].shipLarge = await shipLarge(services[p].base, headers, ctx));
+      const s = (results[p].shipLarge = await shipLarge(services[p].base, headers, ctx, common.pg));
       s.label = `${s.label} [${p}]`;
       log(`  ${s.label}: one ship ${s.oneMs} ms (${s.oneStatus}); three at once ${s.threeMs} ms (${s.threeStatuses.join(', ')})`);
     }
@@ -829,7 +829,7 @@ async function receiptOrders(base, headers, ctx) {
   return orders;
 }
 
-async function shipLarge(base, headers, ctx) {
+async function shipLarge(base, headers, ctx, pg) {
   const call = caller(base, headers);
   const customer = await call('POST', '/v1/sales/customers', { code: `BENCH-${randomUUID().slice(0, 8)}`, name: 'Bench customer' });
   if (customer.status !== 201) throw new Error(`create a customer: ${customer.status} ${customer.text.slice(0, 300)}`);
@@ -849,7 +849,10 @@ async function shipLarge(base, headers, ctx) {
     const statuses = await Promise.all(ids.map(async (id) => (await call('POST', `/v1/sales/orders/${id}/ship`, {})).status));
     return { ms: Math.round(performance.now() - t0), statuses };
   };
-  const one = await timed([await opened(0)]);
+  const first = await opened(0);
+  if (STATEMENTS) await pg.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()');
+  const one = await timed([first]);
+  if (STATEMENTS) await statementProfile(pg, 1);
   const three = await timed([await opened(1), await opened(2), await opened(3)]);
   return {
     label: `sales order ship, 1,000 lines over ${items.length} items`, oneMs: one.ms, oneStatus: one.statuses[0], threeMs: three.ms, threeStatuses: three.statuses,

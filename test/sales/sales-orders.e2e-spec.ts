@@ -289,6 +289,25 @@ describe('Sales orders', () => {
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 
+  it('ships a named line and an automatic line of one item in one call: the automatic one goes on past the stock the named one took', async () => {
+    // B-1, B-2, then a third location: the planner's order when nothing expires. The named line takes B-1's
+    // stock, so the automatic line must reach B-2 (allocation reads the planner's order as far as both
+    // lines together need, not only as far as the automatic one does).
+    const third = (await t.post(`/v1/facilities/${f.facility.id}/locations`, { code: `B-3-${Date.now()}`, name: 'Bin 3' }).expect(201)).body.data;
+    const item = await stocked(2);
+    await adjust(t, { itemId: item.id, locationId: f.locations[1].id, qtyDelta: 2 });
+    await adjust(t, { itemId: item.id, locationId: third.id, qtyDelta: 5 });
+    const opened = await salesOrderIn(t, 'open', { facilityId: f.facility.id, lines: [{ itemId: item.id, qty: 2, unitPrice: 1 }, { itemId: item.id, qty: 2, unitPrice: 1 }] });
+    const [named, automatic] = opened.lines;
+    const shipped = (await ship(opened.id, [{ lineId: named.id, qty: 2, locationId: f.location.id }, { lineId: automatic.id, qty: 2 }])).body.data;
+    expect(shipped).toMatchObject({ status: 'shipped', lines: [{ qtyShipped: 2 }, { qtyShipped: 2 }] });
+    const [txn] = (await transactionsOf(t, opened.id)).data;
+    const from = txn.lines.map((l: { locationId: string; qtyDelta: number }) => [l.locationId, l.qtyDelta]);
+    expect(from.sort()).toEqual([[f.location.id, -2], [f.locations[1].id, -2]].sort());
+    expect(await onHand(t, { itemId: item.id, locationId: third.id })).toBe(5);
+    expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+  });
+
   it('ships lot-tracked stock earliest expiry first, or from a named lot and location', async () => {
     const item = await newItem(t, f.uom('EA'), { lotTracking: 'required', expiryTracking: 'required' });
     await adjust(t, { itemId: item.id, locationId: f.location.id, qtyDelta: 5, lotNo: 'LATE', expiryDate: '2031-01-01' });

@@ -93,7 +93,21 @@ export class Allocations {
     const items = await this.refs.items(locked.map((r) => r.item_id));
     const positions = [...new Map(locked.map((r) => [positionKey({ itemId: r.item_id, facilityId: r.facility_id }), { itemId: r.item_id, facilityId: r.facility_id }])).values()];
     await this.holds.releaseLapsed(positions);
-    const stock = await this.lockStock(positions);
+    // What each position's automatic requests may take at most (their reservations' unallocated rest)
+    // plus what its pins take: the most of the planner's order an allocation of this call can reach.
+    const need = new Map<string, Decimal>();
+    const add = (r: ReservationRow, q: Decimal) => {
+      const key = positionKey({ itemId: r.item_id, facilityId: r.facility_id });
+      need.set(key, (need.get(key) ?? toQty(0)).plus(q));
+    };
+    const automatic = new Set<string>();
+    for (const req of requests) {
+      const r = rows.get(req.reservationId)!;
+      if (req.pins?.length) for (const pin of req.pins) add(r, Decimal.max(toQty(pin.qty), 0));
+      else if (!automatic.has(r.id)) automatic.add(r.id), add(r, Decimal.max(toQty(r.qty).minus(r.qty_allocated).minus(r.qty_fulfilled), 0));
+    }
+    const pinnedAt = requests.flatMap((req) => (req.pins ?? []).map((pin) => ({ itemId: rows.get(req.reservationId)!.item_id, locationId: pin.locationId })));
+    const stock = await this.lockStock(positions.map((p) => ({ ...p, need: need.get(positionKey(p)) ?? toQty(0) })), pinnedAt);
     // Each reservation plans over its own position's balances only (a document of 1,000 lines locks
     // thousands of balances: filtering them all per line was quadratic).
     const stockAt = new Map<string, StockRow[]>();
@@ -164,24 +178,40 @@ export class Allocations {
 
   /**
    * Every Available balance holding stock of the positions, locked in the balances' lock order in one
-   * statement, with what the planner needs (location code and state, lot expiry and age).
+   * statement; returned with what the planner needs (location code and state, lot expiry and age) are
+   * those it can reach: per position, the planner's order (fefoOrder: earliest expiry, oldest lot,
+   * location code, balance id) up to the row whose free stock at active locations brings the running sum
+   * to the position's `need` (every row when they do not reach it), and every row at a pinned item and
+   * location. A 1,000-line document at items stocked in ten places reads 1,000 rows, not 10,000.
    */
-  private lockStock(positions: Array<{ itemId: string; facilityId: string }>): Promise<StockRow[]> {
+  private lockStock(positions: Array<{ itemId: string; facilityId: string; need: Decimal }>, pinnedAt: Array<{ itemId: string; locationId: string }>): Promise<StockRow[]> {
     const tenant = this.uow.tenantId;
     return query(
       this.m,
-      sql`WITH locked AS (
+      sql`WITH want AS (
+         SELECT * FROM unnest(${positions.map((p) => p.itemId)}::uuid[], ${positions.map((p) => p.facilityId)}::uuid[], ${positions.map((p) => decimalText(p.need))}::numeric[])
+             AS w(item_id, facility_id, need)),
+       locked AS (
          SELECT b.id, b.item_id, b.facility_id, b.location_id, b.lot_id, b.status_id, s.code AS status_code, s.is_available,
-                b.qty_on_hand - b.qty_allocated AS free
+                b.qty_on_hand - b.qty_allocated AS free, w.need
            FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
-          WHERE b.tenant_id = ${tenant} AND (b.item_id, b.facility_id) IN (SELECT * FROM unnest(${positions.map((p) => p.itemId)}::uuid[], ${positions.map((p) => p.facilityId)}::uuid[]))
-            AND b.qty_on_hand > 0
+           JOIN want w ON w.item_id = b.item_id AND w.facility_id = b.facility_id
+          WHERE b.tenant_id = ${tenant} AND b.qty_on_hand > 0
           ORDER BY ${raw(BALANCE_ORDER)}
-            FOR UPDATE OF b)
-       SELECT k.*, l.code AS location_code, l.is_active AS location_active, to_char(t.expiry_date, 'YYYY-MM-DD') AS expiry, t.created_at AS lot_created_at
-         FROM locked k
-         JOIN locations l ON l.tenant_id = ${tenant} AND l.id = k.location_id
-         LEFT JOIN lots t ON t.tenant_id = ${tenant} AND t.id = k.lot_id`,
+            FOR UPDATE OF b),
+       ranked AS (
+         SELECT k.*, l.code AS location_code, l.is_active AS location_active, to_char(t.expiry_date, 'YYYY-MM-DD') AS expiry, t.created_at AS lot_created_at,
+                coalesce(sum(k.free) FILTER (WHERE l.is_active AND k.free > 0) OVER (
+                  PARTITION BY k.item_id, k.facility_id
+                  ORDER BY t.expiry_date NULLS LAST, date_trunc('milliseconds', t.created_at) NULLS LAST, l.code COLLATE "C", k.id
+                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+           FROM locked k
+           JOIN locations l ON l.tenant_id = ${tenant} AND l.id = k.location_id
+           LEFT JOIN lots t ON t.tenant_id = ${tenant} AND t.id = k.lot_id)
+       SELECT id, item_id, facility_id, location_id, lot_id, status_id, status_code, is_available, free, location_code, location_active, expiry, lot_created_at
+         FROM ranked
+        WHERE before < need
+           OR (item_id, location_id) IN (SELECT * FROM unnest(${pinnedAt.map((p) => p.itemId)}::uuid[], ${pinnedAt.map((p) => p.locationId)}::uuid[]))`,
     );
   }
 
