@@ -179,6 +179,19 @@ describe('Inactive master data (CONTRACT §4)', () => {
       const partial = (await t.post(`/v1/inventory/reservations/${r.id}/allocate`, { allocations: [{ locationId: open.id, qty: 10 }] }).expect(200)).body.data;
       expect(partial.allocations).toEqual([expect.objectContaining({ locationId: open.id, qty: 10 })]);
     });
+
+    it('automatic allocation passes it by where it comes first in the planner\'s order (its stock counts for nothing)', async () => {
+      // B-1 (inactive) comes before B-2 in the planner's order: the statement that locks the stock returns
+      // rows as far as the free stock at active locations reaches what is asked, so B-1's 5 must not count.
+      const { t, ...f } = await tenantWithStock(ctx, { qty: 5 });
+      const [closed, open] = f.locations;
+      await adjust(t, { itemId: f.item.id, locationId: open.id, qtyDelta: 2 });
+      await deactivateLocation(t, f.facility.id, closed.id);
+      const r = (await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 2 }).expect(201)).body.data;
+      const allocated = (await t.post(`/v1/inventory/reservations/${r.id}/allocate`).expect(200)).body.data;
+      expect(allocated).toMatchObject({ status: 'allocated', qtyAllocated: 2 });
+      expect(allocated.allocations).toEqual([expect.objectContaining({ locationId: open.id, qty: 2 })]);
+    });
   });
 
   describe('a draft transfer has committed nothing', () => {
