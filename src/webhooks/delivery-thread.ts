@@ -83,7 +83,9 @@ export class DeliveryThread {
     const worker = new Worker(join(__dirname, 'delivery-worker.js'), {
       workerData: { allowedHosts: [...this.allowedHosts] },
       // Its heap holds the batches in flight (a segment's bodies are at most 2 MiB: SEGMENT_MAX_BYTES in
-      // webhook-dispatcher.ts) and the keep-alive connections.
+      // webhook-dispatcher.ts) and the keep-alive connections. A process-wide --max-semi-space-size (as
+      // start:prod's) overrides the young generation's limit here: the thread's new space then grows to
+      // twice that flag (bench/README, eleventh round).
       resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 },
     });
     worker.unref();
