@@ -185,6 +185,9 @@ async function walProfile(pg, [from, to], postings) {
   }
 }
 
+/** BENCH_STATEMENTS: counts from here on (statementProfile prints them). */
+const resetStatements = (pg) => pg.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()');
+
 /** BENCH_STATEMENTS: the scenario's statements by total execution time, per request. */
 async function statementProfile(pg, requests) {
   const { rows } = await pg.query(`SELECT calls, total_exec_time, total_plan_time, shared_blks_hit, wal_records, query
@@ -250,7 +253,7 @@ function walWindow(pg, seconds) {
 /** One scenario: warm-up, measured run (RSS and CPU sampled), and for writes the row-count and invariant checks. */
 async function runScenario(key, def, { service, pg, tenant, headers, postmaster, label = def.label }) {
   const before = def.write ? await counts(pg, tenant) : null;
-  if (STATEMENTS) await pg.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()');
+  if (STATEMENTS) await resetStatements(pg);
   const opts = { base: service.base, connections: config.connections, headers, requests: def.requests, expect: def.expect };
   const warm = config.warmup > 0 ? await drive({ ...opts, seconds: config.warmup }) : { byStatus: {}, errors: 0, samples: [], requests: 0 };
   const cpu = () => [cpuMs(service.pid), postmaster ? cpuMs(postmaster, { tree: true }) : null];
@@ -850,7 +853,7 @@ async function shipLarge(base, headers, ctx, pg) {
     return { ms: Math.round(performance.now() - t0), statuses };
   };
   const first = await opened(0);
-  if (STATEMENTS) await pg.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()');
+  if (STATEMENTS) await resetStatements(pg);
   const one = await timed([first]);
   if (STATEMENTS) await statementProfile(pg, 1);
   const three = await timed([await opened(1), await opened(2), await opened(3)]);

@@ -32,7 +32,11 @@ export interface Plan<T> {
 
 const time = (d: Date | null) => (d ? d.getTime() : Number.POSITIVE_INFINITY);
 
-/** Earliest expiry first (no expiry last), then the oldest lot, then location code, then balance id. */
+/**
+ * Earliest expiry first (no expiry last), then the oldest lot, then location code, then balance id. The
+ * statement that locks a document's stock (Allocations.lockStock) cuts its rows in this same order: change
+ * both together.
+ */
 export function fefoOrder(a: FreeStock, b: FreeStock): number {
   if (a.expiryDate !== b.expiryDate) {
     if (a.expiryDate === null) return 1;

@@ -33,7 +33,6 @@ interface StockRow {
   lot_id: string | null;
   status_id: string;
   status_code: string;
-  is_available: boolean;
   location_code: string;
   location_active: boolean;
   free: string;
@@ -93,19 +92,17 @@ export class Allocations {
     const items = await this.refs.items(locked.map((r) => r.item_id));
     const positions = [...new Map(locked.map((r) => [positionKey({ itemId: r.item_id, facilityId: r.facility_id }), { itemId: r.item_id, facilityId: r.facility_id }])).values()];
     await this.holds.releaseLapsed(positions);
-    // What each position's automatic requests may take at most (their reservations' unallocated rest)
-    // plus what its pins take: the most of the planner's order an allocation of this call can reach.
+    // What each reservation still has unallocated, as this call plans.
+    const remaining = new Map(locked.map((r) => [r.id, toQty(r.qty).minus(r.qty_allocated).minus(r.qty_fulfilled)]));
+    // The most of the planner's order an allocation of this call can reach, per position: what its pins
+    // take plus what its automatic requests may take (each reservation's unallocated rest, once).
     const need = new Map<string, Decimal>();
     const add = (r: ReservationRow, q: Decimal) => {
       const key = positionKey({ itemId: r.item_id, facilityId: r.facility_id });
-      need.set(key, (need.get(key) ?? toQty(0)).plus(q));
+      need.set(key, (need.get(key) ?? toQty(0)).plus(Decimal.max(q, 0)));
     };
-    const automatic = new Set<string>();
-    for (const req of requests) {
-      const r = rows.get(req.reservationId)!;
-      if (req.pins?.length) for (const pin of req.pins) add(r, Decimal.max(toQty(pin.qty), 0));
-      else if (!automatic.has(r.id)) automatic.add(r.id), add(r, Decimal.max(toQty(r.qty).minus(r.qty_allocated).minus(r.qty_fulfilled), 0));
-    }
+    for (const req of requests) for (const pin of req.pins ?? []) add(rows.get(req.reservationId)!, toQty(pin.qty));
+    for (const id of new Set(requests.filter((req) => !req.pins?.length).map((req) => req.reservationId))) add(rows.get(id)!, remaining.get(id)!);
     const pinnedAt = requests.flatMap((req) => (req.pins ?? []).map((pin) => ({ itemId: rows.get(req.reservationId)!.item_id, locationId: pin.locationId })));
     const stock = await this.lockStock(positions.map((p) => ({ ...p, need: need.get(positionKey(p)) ?? toQty(0) })), pinnedAt);
     // Each reservation plans over its own position's balances only (a document of 1,000 lines locks
@@ -121,8 +118,7 @@ export class Allocations {
     const locations = pinned.length ? await this.refs.locations(pinned.map((p) => p.locationId)) : new Map<string, LocationRef>();
     const lots = pinned.some((p) => p.lotId) ? await this.refs.lots(pinned.flatMap((p) => (p.lotId ? [p.lotId] : []))) : [];
 
-    // What each reservation still has unallocated, and each balance still has free, as this call plans.
-    const remaining = new Map(locked.map((r) => [r.id, toQty(r.qty).minus(r.qty_allocated).minus(r.qty_fulfilled)]));
+    // What each balance still has free, as this call plans.
     const free = new Map(stock.map((b) => [b.id, toQty(b.free)]));
     const plan: Pinned[] = [];
     for (const req of requests) {
@@ -192,7 +188,7 @@ export class Allocations {
          SELECT * FROM unnest(${positions.map((p) => p.itemId)}::uuid[], ${positions.map((p) => p.facilityId)}::uuid[], ${positions.map((p) => decimalText(p.need))}::numeric[])
              AS w(item_id, facility_id, need)),
        locked AS (
-         SELECT b.id, b.item_id, b.facility_id, b.location_id, b.lot_id, b.status_id, s.code AS status_code, s.is_available,
+         SELECT b.id, b.item_id, b.facility_id, b.location_id, b.lot_id, b.status_id, s.code AS status_code,
                 b.qty_on_hand - b.qty_allocated AS free, w.need
            FROM balances b JOIN stock_statuses s ON s.tenant_id = b.tenant_id AND s.id = b.status_id AND s.is_available
            JOIN want w ON w.item_id = b.item_id AND w.facility_id = b.facility_id
@@ -208,7 +204,7 @@ export class Allocations {
            FROM locked k
            JOIN locations l ON l.tenant_id = ${tenant} AND l.id = k.location_id
            LEFT JOIN lots t ON t.tenant_id = ${tenant} AND t.id = k.lot_id)
-       SELECT id, item_id, facility_id, location_id, lot_id, status_id, status_code, is_available, free, location_code, location_active, expiry, lot_created_at
+       SELECT id, item_id, facility_id, location_id, lot_id, status_id, status_code, free, location_code, location_active, expiry, lot_created_at
          FROM ranked
         WHERE before < need
            OR (item_id, location_id) IN (SELECT * FROM unnest(${pinnedAt.map((p) => p.itemId)}::uuid[], ${pinnedAt.map((p) => p.locationId)}::uuid[]))`,
