@@ -98,7 +98,7 @@ async function startService(databaseUrl, idp, platform, extraEnv = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'inventory-bench-service-')); // cwd: no stray .env is read
   const logFile = join(dir, 'service.log');
   const out = openSync(logFile, 'a');
-  const passThrough = Object.fromEntries(['LOG_LEVEL', 'DB_POOL_SIZE', 'DB_TENANT_MAX_CONNECTIONS', 'LEDGER_BATCHES', 'LEDGER_BATCH_MAX', 'NODE_OPTIONS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_TENANT_CONCURRENCY', 'WEBHOOK_POLL_MS'].filter((k) => env[k]).map((k) => [k, env[k]]));
+  const passThrough = Object.fromEntries(['LOG_LEVEL', 'DB_POOL_SIZE', 'DB_TENANT_MAX_CONNECTIONS', 'LEDGER_BATCHES', 'LEDGER_BATCH_MAX', 'NODE_OPTIONS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_TENANT_CONCURRENCY', 'WEBHOOK_POLL_MS', 'WEBHOOK_DELIVERY_THREAD'].filter((k) => env[k]).map((k) => [k, env[k]]));
   // The node flags of `npm run start:prod` (the production start, also the Docker image's), then BENCH_NODE_ARGS
   // (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).
   const nodeArgs = [...startProdFlags(), ...(env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];

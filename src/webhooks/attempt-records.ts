@@ -1,4 +1,4 @@
-import type { Exchange } from './delivery-thread';
+import type { Exchange } from './delivery-jobs';
 import { outcomeOf } from './retry-schedule';
 import type { AttemptOutcome, AttemptRecord, SegmentEvent } from './webhooks.sql';
 

@@ -1,30 +1,22 @@
 import { Logger } from '@nestjs/common';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { SendResult } from './delivery';
-import type { SendJob, SentJob } from './delivery-worker';
-
-/** An attempt as it ended: the receiver's answer (or why none came), when it was made and when it ended. */
-export interface Exchange {
-  result: SendResult;
-  attemptedAt: Date;
-  answeredAt: Date;
-}
+import { Deliveries, Exchange, exchanges, SendJob, SentJob, sendJob } from './delivery-jobs';
 
 /** How long a stopping service waits for the thread's attempts in flight to end (they are aborted at once). */
 const STOP_WAIT_MS = 5_000;
 
 /**
- * The webhook attempts' HTTP exchanges, on a thread of their own (delivery-worker.ts): target checks,
- * signatures, requests and answers run off the event loop that serves the API, whose postings they would
- * otherwise delay (each attempt's outgoing request costs about what an incoming one does). The dispatcher
- * keeps the database side (leases, records) and sends each batch of attempts here in one message.
+ * The webhook attempts' HTTP exchanges on a thread of their own (WEBHOOK_DELIVERY_THREAD=true;
+ * delivery-worker.ts): target checks, signatures, requests and answers run off the event loop that serves
+ * the API, for an instance whose loop is the limit. It costs the thread's V8 heap (35–40 MB). The
+ * dispatcher keeps the database side (leases, records) and sends each batch of attempts here in one message.
  *
  * The thread starts with the first batch. Should it fail, the batches it held are answered as not made
  * (the dispatcher records them pending: made again, which a lost answer explains for any it had sent) and
  * the next batch starts a new thread.
  */
-export class DeliveryThread {
+export class DeliveryThread implements Deliveries {
   private readonly logger = new Logger(DeliveryThread.name);
   private worker?: Worker;
   private readonly jobs = new Map<number, { size: number; resolve: (r: Array<Exchange | undefined>) => void }>();
@@ -33,19 +25,12 @@ export class DeliveryThread {
 
   constructor(private readonly allowedHosts: readonly string[]) {}
 
-  /**
-   * Makes the attempts (`items`, each an event's id and body, signed with `key`), `concurrency` at once;
-   * none starts after a 410 or past `sendBy`. Resolves, in the items' order, with each attempt as it
-   * ended, or undefined for one not made (also every one not finished when the service stops).
-   */
+  /** See Deliveries. */
   send(url: string, key: Buffer | Error, items: SendJob['items'], options: { concurrency: number; sendBy: number }): Promise<Array<Exchange | undefined>> {
     if (this.stopped) return Promise.resolve(items.map(() => undefined));
-    const worker = this.thread();
     const id = this.nextId++;
-    const job: SendJob = {
-      kind: 'send', id, url, items, ...options,
-      key: key instanceof Error ? null : new Uint8Array(key), keyError: key instanceof Error ? key.message : null,
-    };
+    const job = sendJob(id, url, key, items, options);
+    const worker = this.thread();
     return new Promise((resolve) => {
       this.jobs.set(id, { size: items.length, resolve });
       worker.postMessage(job);
@@ -93,7 +78,7 @@ export class DeliveryThread {
       const job = this.jobs.get(m.id);
       if (!job) return;
       this.jobs.delete(m.id);
-      job.resolve(m.results.map((x) => (x ? { result: x.result, attemptedAt: new Date(x.attemptedAt), answeredAt: new Date(x.answeredAt) } : undefined)));
+      job.resolve(exchanges(m.results));
     });
     const failed = (err: Error) => {
       if (this.worker !== worker) return;

@@ -7,7 +7,8 @@ import { UnitOfWork } from '../database/unit-of-work';
 import { typeFilterOf } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
 import { DeliverySlots } from './delivery-slots';
-import { DeliveryThread, Exchange } from './delivery-thread';
+import { Deliveries, Exchange, InlineDeliveries } from './delivery-jobs';
+import { DeliveryThread } from './delivery-thread';
 import { MadeAttempt, segmentRecords } from './attempt-records';
 import { MAX_ATTEMPTS, outcomeOf } from './retry-schedule';
 import { SecretBox } from './secret-box';
@@ -61,7 +62,7 @@ const isAfter = (e: FeedPosition, p: FeedPosition) => BigInt(e.txid) > BigInt(p.
  * 1. First attempts, straight from the feed (migration WebhookSegments). For each active webhook with new
  *    events (below the feed's horizon, as GET /v1/events reads it), one transaction locks the webhook (SKIP
  *    LOCKED: one lease at a time per webhook), moves its feed position past up to SEGMENT_MAX events of its
- *    types and leases that segment to this process. The segment's events are sent (on the delivery thread),
+ *    types and leases that segment to this process. The segment's events are sent (Deliveries),
  *    a few at once; then one statement deletes the segment (only while the lease is still ours) and inserts
  *    each attempt as it ended, with the retries it schedules. One row write and a share of two commits per
  *    event. A segment whose process died is leased again once its lease has run out, and sent again whole
@@ -100,7 +101,8 @@ export class WebhookDispatcher extends BackgroundJob {
   /** Outcomes waiting to be recorded, per tenant, and the tenant's recording in progress. */
   private readonly outcomes = new Map<string, PendingRecord[]>();
   private readonly recording = new Map<string, Promise<void>>();
-  private readonly thread: DeliveryThread;
+  /** Where the attempts' HTTP exchanges are made: on this event loop, or on a thread of their own (WEBHOOK_DELIVERY_THREAD). */
+  private readonly deliveries: Deliveries;
 
   constructor(
     private readonly settings: Settings,
@@ -110,7 +112,7 @@ export class WebhookDispatcher extends BackgroundJob {
     cls: ClsService,
   ) {
     super(cls, uow, WEBHOOK_JOB_USER);
-    this.thread = new DeliveryThread(settings.WEBHOOK_ALLOWED_HOSTS);
+    this.deliveries = settings.WEBHOOK_DELIVERY_THREAD ? new DeliveryThread(settings.WEBHOOK_ALLOWED_HOSTS) : new InlineDeliveries(settings.WEBHOOK_ALLOWED_HOSTS);
     this.slots = new DeliverySlots(settings.WEBHOOK_CONCURRENCY, settings.WEBHOOK_TENANT_CONCURRENCY);
   }
 
@@ -124,7 +126,7 @@ export class WebhookDispatcher extends BackgroundJob {
     this.stopping.abort();
     await super.onModuleDestroy();
     await this.dispatching?.catch(() => undefined);
-    await this.thread.stop();
+    await this.deliveries.stop();
     await Promise.allSettled([...this.sending, ...this.feeding.values()]);
   }
 
@@ -259,7 +261,7 @@ export class WebhookDispatcher extends BackgroundJob {
    */
   private async sendSegment(tenantId: string, webhookId: string, s: SegmentToSend, senders: number): Promise<{ records: AttemptRecord[]; made: MadeAttempt[] }> {
     const key = this.signingKey(s.secretCiphertext, tenantId, webhookId);
-    const made = await this.thread.send(s.url, key, s.events.map((e) => ({ eventId: e.id, body: e.body })), { concurrency: senders, sendBy: s.sendBy });
+    const made = await this.deliveries.send(s.url, key, s.events.map((e) => ({ eventId: e.id, body: e.body })), { concurrency: senders, sendBy: s.sendBy });
     return segmentRecords(s.events, made, this.settings.WEBHOOK_BACKOFF_SCALE);
   }
 
@@ -364,7 +366,7 @@ export class WebhookDispatcher extends BackgroundJob {
 
   /** A claimed attempt: made, its outcome recorded. */
   private async attempt(tenantId: string, a: ClaimedAttempt): Promise<void> {
-    const [made] = await this.thread.send(a.url, this.signingKey(a.secret_ciphertext, tenantId, a.webhook_id), [{ eventId: a.event_id, body: a.body }], { concurrency: 1, sendBy: Infinity });
+    const [made] = await this.deliveries.send(a.url, this.signingKey(a.secret_ciphertext, tenantId, a.webhook_id), [{ eventId: a.event_id, body: a.body }], { concurrency: 1, sendBy: Infinity });
     if (!made) return; // not made (the service is stopping, or the delivery thread failed): made again once the lease runs out
     const outcome = outcomeOf(a.attempt, made.result, made.attemptedAt, this.settings.WEBHOOK_BACKOFF_SCALE, made.answeredAt);
     const recorded = await this.record(tenantId, a, outcome);

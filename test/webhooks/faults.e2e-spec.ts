@@ -14,12 +14,13 @@ const mostInFlight = (received: Received[], delayMs: number) =>
  * Webhook delivery when parts of it are slow or fail (CONTRACT §9; the service's own processes, receivers
  * on loopback, a database of the spec's own): a slow receiver and the per-tenant bound on attempts in
  * flight (shared by the tenant's webhooks due at the same run; one webhook holds at most all but one of
- * them; a webhook's due retries and its feed take turns), the delivery thread dying mid-segment, and a process whose segment lease ran out before it
- * recorded. Default bounds: WEBHOOK_CONCURRENCY 16, WEBHOOK_TENANT_CONCURRENCY 4 (3 per webhook).
+ * them; a webhook's due retries and its feed take turns), a process whose segment lease ran out before it
+ * recorded, and (below) the delivery thread dying mid-segment. Bounds: WEBHOOK_CONCURRENCY 16 (the default),
+ * WEBHOOK_TENANT_CONCURRENCY 4 (3 per webhook; the default is 8), attempts made on the event loop (the default).
  */
 describe('webhook delivery under faults', () => {
   let ctx: TestContext;
-  const { app, receiver, subscribe, deliveries, attemptsUntil, feed, offWhileAdjusting } = webhookSpec();
+  const { app, receiver, subscribe, deliveries, attemptsUntil, feed, offWhileAdjusting } = webhookSpec({ WEBHOOK_TENANT_CONCURRENCY: '4' });
   beforeAll(() => (ctx = app()));
 
   it("a slow receiver takes no other tenant's slots and at most its own tenant's, which its webhooks due together share", async () => {
@@ -128,36 +129,6 @@ describe('webhook delivery under faults', () => {
     expect(firstRetry()!.segmentsBefore).toBeGreaterThanOrEqual(2);
   }, 90_000);
 
-  it('the delivery thread dies mid-segment: its attempts are made again on a new thread, none lost', async () => {
-    const t = await newTenant(ctx);
-    const { r, hook, events } = await offWhileAdjusting(t, 6);
-    r.answer = () => ({ status: 204, delayMs: 1000 });
-    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
-    // The segment's first 3 attempts (a webhook's share of the tenant's 4 slots) wait for their answers when
-    // the thread that makes the HTTP exchanges ends, as a crash would end it.
-    await r.until(() => r.received.length >= 3, 10_000, 'the first attempts');
-    const { WebhookDispatcher } = fromDist<typeof DispatcherModule>('webhooks/webhook-dispatcher');
-    const thread = (ctx.app.get(WebhookDispatcher) as unknown as { thread: { worker?: Worker } }).thread;
-    const crashed = thread.worker!;
-    const crashAt = Date.now();
-    const beforeCrash = new Set(r.received.map((x) => x.headers['webhook-id']));
-    expect(beforeCrash.size).toBe(3);
-    await crashed.terminate();
-    r.answer = () => ({ status: 204 });
-    const done = await attemptsUntil(t, hook.id, (d) => events.every((e) => d.some((x) => x.eventId === e && x.status === 'delivered')), 30_000);
-    await new Promise((res) => setTimeout(res, 300));
-    expect(thread.worker).toBeDefined();
-    expect(thread.worker).not.toBe(crashed);
-    // Those in flight at the crash arrive once more after it (their answers were lost); the others once, after it.
-    for (const e of events) {
-      const arrivals = r.of(e);
-      expect(arrivals).toHaveLength(beforeCrash.has(e) ? 2 : 1);
-      expect(arrivals[arrivals.length - 1].at).toBeGreaterThanOrEqual(crashAt);
-    }
-    // The attempts the thread did not end are listed pending, then made: one delivered attempt per event.
-    expect(done.filter((x) => x.status === 'delivered').map((x) => x.eventId).sort()).toEqual([...events].sort());
-  }, 60_000);
-
   it('a process whose segment lease ran out before it recorded records nothing: the segment is sent again and listed once', async () => {
     const t = await newTenant(ctx);
     const { r, hook, events } = await offWhileAdjusting(t, 3);
@@ -185,5 +156,42 @@ describe('webhook delivery under faults', () => {
     // Each listed attempt is the second sending, not the late one's.
     expect(Math.min(...late)).toBeGreaterThan(Math.max(...firstArrivals));
     expect((await ctx.db.query(`SELECT count(*)::int AS n FROM webhook_segments WHERE tenant_id = $1`, [t.tenantId]))[0].n).toBe(0);
+  }, 60_000);
+});
+
+/** The same with the attempts' HTTP exchanges on a thread of their own (WEBHOOK_DELIVERY_THREAD=true), which can fail alone. */
+describe('webhook delivery on the delivery thread, under faults', () => {
+  let ctx: TestContext;
+  const { app, attemptsUntil, offWhileAdjusting } = webhookSpec({ WEBHOOK_TENANT_CONCURRENCY: '4', WEBHOOK_DELIVERY_THREAD: 'true' });
+  beforeAll(() => (ctx = app()));
+
+  it('the delivery thread dies mid-segment: its attempts are made again on a new thread, none lost', async () => {
+    const t = await newTenant(ctx);
+    const { r, hook, events } = await offWhileAdjusting(t, 6);
+    r.answer = () => ({ status: 204, delayMs: 1000 });
+    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
+    // The segment's first 3 attempts (a webhook's share of the tenant's 4 slots) wait for their answers when
+    // the thread that makes the HTTP exchanges ends, as a crash would end it.
+    await r.until(() => r.received.length >= 3, 10_000, 'the first attempts');
+    const { WebhookDispatcher } = fromDist<typeof DispatcherModule>('webhooks/webhook-dispatcher');
+    const thread = (ctx.app.get(WebhookDispatcher) as unknown as { deliveries: { worker?: Worker } }).deliveries;
+    const crashed = thread.worker!;
+    const crashAt = Date.now();
+    const beforeCrash = new Set(r.received.map((x) => x.headers['webhook-id']));
+    expect(beforeCrash.size).toBe(3);
+    await crashed.terminate();
+    r.answer = () => ({ status: 204 });
+    const done = await attemptsUntil(t, hook.id, (d) => events.every((e) => d.some((x) => x.eventId === e && x.status === 'delivered')), 30_000);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(thread.worker).toBeDefined();
+    expect(thread.worker).not.toBe(crashed);
+    // Those in flight at the crash arrive once more after it (their answers were lost); the others once, after it.
+    for (const e of events) {
+      const arrivals = r.of(e);
+      expect(arrivals).toHaveLength(beforeCrash.has(e) ? 2 : 1);
+      expect(arrivals[arrivals.length - 1].at).toBeGreaterThanOrEqual(crashAt);
+    }
+    // The attempts the thread did not end are listed pending, then made: one delivered attempt per event.
+    expect(done.filter((x) => x.status === 'delivered').map((x) => x.eventId).sort()).toEqual([...events].sort());
   }, 60_000);
 });
