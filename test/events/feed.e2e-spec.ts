@@ -73,6 +73,24 @@ describe('the event feed', () => {
     expect(stock2.data).toMatchObject({ qtyDelta: -2, qtyOnHand: 5, transactionId: second.id });
   });
 
+  it('event ids are time-ordered (UUID version 7): later events have later ids', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const { cursor } = await drain(t);
+    const from = Date.now();
+    for (let i = 1; i <= 3; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
+    const { events } = await drain(t, cursor);
+    expect(events).toHaveLength(6);
+    // The version nibble, then the first 48 bits: Unix time in milliseconds, when the event was written.
+    expect(events.map((e) => e.id[14])).toEqual(events.map(() => '7'));
+    const ms = events.map((e) => parseInt(e.id.replace(/-/g, '').slice(0, 12), 16));
+    for (const [i, m] of ms.entries()) {
+      expect(m).toBeGreaterThanOrEqual(from - 1000); // the database's clock, the same machine's
+      expect(m).toBeLessThanOrEqual(Date.now() + 1000);
+      if (i > 0) expect(m).toBeGreaterThanOrEqual(ms[i - 1]);
+    }
+  });
+
   it('the full posting way (a lot) writes the same events; a refused request writes none', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t, { items: [{ lotTracking: 'required' }] });

@@ -49,6 +49,8 @@ describe('webhook delivery', () => {
         id: expect.stringMatching(UUID), eventId: expect.stringMatching(UUID), eventType: expect.any(String), attempt: 1, status: 'delivered',
         responseStatus: 204, error: null, attemptedAt: expect.stringMatching(ISO_MS), nextAttemptAt: null,
       });
+    // Time-ordered ids (UUID version 7), as the events' own: new attempts go at the end of their indexes.
+    expect(attempts.map((a) => a.id[14])).toEqual(['7', '7', '7']);
   });
 
   it('types: exact types and prefixes, as in the feed', async () => {
