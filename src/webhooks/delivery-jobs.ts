@@ -57,7 +57,11 @@ export class InlineDeliveries implements Deliveries {
 
   async send(url: string, key: Buffer | Error, items: SendJob['items'], options: { concurrency: number; sendBy: number }): Promise<Array<Exchange | undefined>> {
     if (this.stopping.signal.aborted) return items.map(() => undefined);
-    return exchanges(await runJob(sendJob(this.nextId++, url, key, items, options), this.allowedHosts, this.stopping.signal));
+    try {
+      return exchanges(await runJob(sendJob(this.nextId++, url, key, items, options), this.allowedHosts, this.stopping.signal));
+    } catch {
+      return items.map(() => undefined); // not made, as when the delivery thread fails: recorded pending, made again
+    }
   }
 
   stop(): Promise<void> {
@@ -87,6 +91,7 @@ async function exchange(job: SendJob, eventId: string, body: string, allowedHost
   let attemptedAt = Date.now();
   try {
     const target = await checkTarget(job.url, allowedHosts);
+    if (stopping.aborted) return null; // stopped during the check (a DNS look-up): nothing is sent
     if (!job.key) throw new Error(job.keyError ?? 'no signing key');
     attemptedAt = Date.now();
     const timestamp = Math.floor(attemptedAt / 1000);

@@ -66,6 +66,15 @@ describe('send (a webhook attempt’s HTTP exchange)', () => {
     expect(await stopped).toEqual({ status: null, body: null, retryAfter: null, error: 'aborted: the service is stopping' });
   });
 
+  it('sends nothing once the service has stopped (an attempt that was still checking its target)', async () => {
+    answer = (_req, res) => res.writeHead(204).end();
+    const stop = new AbortController();
+    stop.abort();
+    expect(await send(target(), {}, '{}', stop.signal)).toEqual({ status: null, body: null, retryAfter: null, error: 'aborted: the service is stopping' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(received).toHaveLength(0);
+  });
+
   it('says why when nothing listens at the address', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

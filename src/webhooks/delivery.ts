@@ -66,6 +66,7 @@ export function send(target: CheckedTarget, headers: Record<string, string>, bod
     else callback(null, target.address, target.family);
   };
   const client = target.url.protocol === 'https:' ? https : http;
+  if (signal?.aborted) return Promise.resolve({ status: null, body: null, retryAfter: null, error: 'aborted: the service is stopping' });
   return new Promise<SendResult>((resolve) => {
     let done = false;
     const finish = (r: SendResult) => {

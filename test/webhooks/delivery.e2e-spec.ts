@@ -50,7 +50,7 @@ describe('webhook delivery', () => {
         responseStatus: 204, error: null, attemptedAt: expect.stringMatching(ISO_MS), nextAttemptAt: null,
       });
     // Time-ordered ids (UUID version 7), as the events' own: new attempts go at the end of their indexes.
-    expect(attempts.map((a) => a.id[14])).toEqual(['7', '7', '7']);
+    expect(attempts.map((a) => [a.id[14], '89ab'.includes(a.id[19])])).toEqual([['7', true], ['7', true], ['7', true]]);
   });
 
   it('types: exact types and prefixes, as in the feed', async () => {
@@ -120,6 +120,8 @@ describe('webhook delivery', () => {
     expect(r.received[2].at - r.received[1].at).toBeGreaterThanOrEqual(900); // an HTTP date has whole seconds
     const attempts = await attemptsUntil(t, hook.id, (d) => d.length === 3 && d[0].status === 'delivered');
     expect(attempts.map((a) => a.responseStatus)).toEqual([200, 429, 503]);
+    // Every row has a time-ordered id (UUID version 7, RFC 9562 variant): the third, written by the second's record, too.
+    expect(attempts.map((a) => [a.id[14], '89ab'.includes(a.id[19])])).toEqual([['7', true], ['7', true], ['7', true]]);
   });
 
   it('410 Gone turns the webhook off: no more attempts, nothing more delivered until it is turned on again', async () => {

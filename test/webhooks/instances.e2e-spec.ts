@@ -83,7 +83,7 @@ describe('webhook delivery across service processes', () => {
     const r = await Receiver.start(() => ({ status: 200, delayMs: 200 }));
     receivers.push(r);
     const hook = (await t.post(W, { url: r.url, types: ['stock.changed'] }).expect(201)).body.data;
-    // Forty events leased as one segment once the webhook is on; a slow receiver: 4 at a time, 200 ms each.
+    // Forty events leased as one segment once the webhook is on; a slow receiver: 7 at a time (a webhook's share of its tenant's 8), 200 ms each.
     await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
     await Promise.all(Array.from({ length: 40 }, (_, i) => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i + 1 })));
     await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
