@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Time-ordered ids (UUID version 7: the time in milliseconds, then random bits) for events and webhook
- * attempts, made in SQL by `time_ordered_uuid()` (PostgreSQL 18's own `uuidv7()` is not in 15). An attempt's
+ * attempts, the columns' default `time_ordered_uuid()` (PostgreSQL 18's own `uuidv7()` is not in 15). An attempt's
  * row enters two unique indexes by id: its primary key (tenant, id) and (tenant, webhook, event id, attempt).
  * With random ids every attempt went into a leaf anywhere in both, and after each checkpoint every such
  * leaf's first change wrote the whole page to the WAL; with time-ordered ids new entries follow one another

@@ -16,6 +16,9 @@ export interface SendJob {
   sendBy: number;
 }
 
+/** How a batch is sent: attempts made at once, and when the last may start. */
+export type SendOptions = Pick<SendJob, 'concurrency' | 'sendBy'>;
+
 /** An attempt as it ended: the receiver's answer (or why none came), when it was made and when it ended. */
 export interface Exchange {
   result: SendResult;
@@ -30,13 +33,13 @@ export interface Exchange {
  * attempt as it ended, or undefined for one not made (also every one not finished when `stop` is called).
  */
 export interface Deliveries {
-  send(url: string, key: Buffer | Error, items: SendJob['items'], options: { concurrency: number; sendBy: number }): Promise<Array<Exchange | undefined>>;
+  send(url: string, key: Buffer | Error, items: SendJob['items'], options: SendOptions): Promise<Array<Exchange | undefined>>;
   /** Ends the attempts in flight (answered as not made) and closes the kept-alive connections. */
   stop(): Promise<void>;
 }
 
-/** The job a send is made of (the key as bytes, so that it can also be posted to the delivery thread). */
-export function sendJob(id: number, url: string, key: Buffer | Error, items: SendJob['items'], options: { concurrency: number; sendBy: number }): SendJob {
+/** The job a send is made of (the key as bytes, so that it can also be posted to the delivery thread; `id` matches the thread's answer). */
+export function sendJob(id: number, url: string, key: Buffer | Error, items: SendJob['items'], options: SendOptions): SendJob {
   return { kind: 'send', id, url, items, ...options, key: key instanceof Error ? null : new Uint8Array(key), keyError: key instanceof Error ? key.message : null };
 }
 
@@ -51,14 +54,13 @@ export const exchanges = (results: Array<Exchanged | null>): Array<Exchange | un
  */
 export class InlineDeliveries implements Deliveries {
   private readonly stopping = new AbortController();
-  private nextId = 1;
 
   constructor(private readonly allowedHosts: readonly string[]) {}
 
-  async send(url: string, key: Buffer | Error, items: SendJob['items'], options: { concurrency: number; sendBy: number }): Promise<Array<Exchange | undefined>> {
+  async send(url: string, key: Buffer | Error, items: SendJob['items'], options: SendOptions): Promise<Array<Exchange | undefined>> {
     if (this.stopping.signal.aborted) return items.map(() => undefined);
     try {
-      return exchanges(await runJob(sendJob(this.nextId++, url, key, items, options), this.allowedHosts, this.stopping.signal));
+      return exchanges(await runJob(sendJob(0, url, key, items, options), this.allowedHosts, this.stopping.signal));
     } catch {
       return items.map(() => undefined); // not made, as when the delivery thread fails: recorded pending, made again
     }
@@ -91,7 +93,6 @@ async function exchange(job: SendJob, eventId: string, body: string, allowedHost
   let attemptedAt = Date.now();
   try {
     const target = await checkTarget(job.url, allowedHosts);
-    if (stopping.aborted) return null; // stopped during the check (a DNS look-up): nothing is sent
     if (!job.key) throw new Error(job.keyError ?? 'no signing key');
     attemptedAt = Date.now();
     const timestamp = Math.floor(attemptedAt / 1000);

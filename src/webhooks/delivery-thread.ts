@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { Deliveries, Exchange, exchanges, SendJob, SentJob, sendJob } from './delivery-jobs';
+import { Deliveries, Exchange, exchanges, SendJob, SendOptions, SentJob, sendJob } from './delivery-jobs';
 
 /** How long a stopping service waits for the thread's attempts in flight to end (they are aborted at once). */
 const STOP_WAIT_MS = 5_000;
@@ -26,7 +26,7 @@ export class DeliveryThread implements Deliveries {
   constructor(private readonly allowedHosts: readonly string[]) {}
 
   /** See Deliveries. */
-  send(url: string, key: Buffer | Error, items: SendJob['items'], options: { concurrency: number; sendBy: number }): Promise<Array<Exchange | undefined>> {
+  send(url: string, key: Buffer | Error, items: SendJob['items'], options: SendOptions): Promise<Array<Exchange | undefined>> {
     if (this.stopped) return Promise.resolve(items.map(() => undefined));
     const id = this.nextId++;
     const job = sendJob(id, url, key, items, options);

@@ -182,9 +182,9 @@ export async function recordSegment(m: EntityManager, tenantId: string, segment:
           DELETE FROM webhook_segments WHERE tenant_id = ${tenantId} AND id = ${segment.id} AND lease = ${segment.lease}
           RETURNING webhook_id),
         ins AS (
-          INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, occurred_at, attempt, status, response_status,
+          INSERT INTO webhook_deliveries (tenant_id, webhook_id, event_id, event_type, occurred_at, attempt, status, response_status,
                                           response_body, error, attempted_at, next_attempt_at, body, created_at)
-          SELECT ${tenantId}::uuid, time_ordered_uuid(), seg.webhook_id, r.event_id, r.event_type, r.occurred_at, r.attempt, r.status, r.response_status,
+          SELECT ${tenantId}::uuid, seg.webhook_id, r.event_id, r.event_type, r.occurred_at, r.attempt, r.status, r.response_status,
                  r.response_body, r.error, r.attempted_at, r.next_attempt_at, r.body,
                  clock_timestamp() + CASE WHEN r.status = 'pending' AND r.attempt > 1 THEN interval '1 millisecond' ELSE interval '0' END
             FROM seg, unnest(${col((r) => r.eventId)}::uuid[], ${col((r) => r.eventType)}::text[], ${col((r) => r.occurredAt)}::timestamptz[],
@@ -329,8 +329,8 @@ export async function finishAttempts(m: EntityManager, tenantId: string, records
            WHERE d.tenant_id = ${tenantId} AND d.id = o.id AND d.lease = o.lease AND d.status = 'pending'
           RETURNING d.id, d.tenant_id, d.webhook_id, d.event_id, d.event_type, d.occurred_at, d.attempt, o.next_attempt_at, o.gone, o.body),
         retry AS (
-          INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event_id, event_type, occurred_at, attempt, status, next_attempt_at, body)
-          SELECT tenant_id, time_ordered_uuid(), webhook_id, event_id, event_type, occurred_at, attempt + 1, 'pending', next_attempt_at, body
+          INSERT INTO webhook_deliveries (tenant_id, webhook_id, event_id, event_type, occurred_at, attempt, status, next_attempt_at, body)
+          SELECT tenant_id, webhook_id, event_id, event_type, occurred_at, attempt + 1, 'pending', next_attempt_at, body
             FROM done WHERE next_attempt_at IS NOT NULL
           ON CONFLICT DO NOTHING),
         off AS (
