@@ -89,6 +89,7 @@ export class DeliveryThread implements Deliveries {
     worker.on('error', failed);
     worker.on('exit', (code) => failed(new Error(`the webhook delivery thread exited (${code})`)));
     this.worker = worker;
+    this.logger.log(`webhook delivery thread started (thread ${worker.threadId})`);
     return worker;
   }
 }

@@ -47,16 +47,23 @@ export async function startServiceProcess(env: Record<string, string>, distDir?:
       reject(new Error(`service exited with ${code}:\n${output}`));
     });
   });
+  // Its output read to the end ('close'), or 2 s after its exit (a process it started could hold the pipes).
+  const closed = new Promise<void>((resolve) => {
+    if (child.stdout!.closed && child.stderr!.closed) return resolve();
+    child.once('close', () => resolve());
+    const afterExit = () => setTimeout(resolve, 2000).unref();
+    if (child.exitCode !== null || child.signalCode !== null) afterExit();
+    else child.once('exit', afterExit);
+  });
   return {
     url,
     http: request(url),
     child,
     output: () => output,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    // Resolves once the process has exited and its output has been read to the end ('close', not 'exit').
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await closed;
+    },
   };
 }

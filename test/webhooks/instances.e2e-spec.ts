@@ -76,8 +76,12 @@ describe('webhook delivery across service processes', () => {
     await Promise.all([stop(p1), stop(p2)]);
   }, 140_000);
 
-  it('a process stopped mid-segment records what it sent and leaves the rest pending: another delivers them, none lost', async () => {
-    const first = await start();
+  // Both places an attempt's exchange can be made: the event loop (the default) and the delivery thread.
+  it.each([
+    ['on the event loop', {}],
+    ['on the delivery thread', { WEBHOOK_DELIVERY_THREAD: 'true' }],
+  ])('a process stopped mid-segment (attempts %s) records what it sent and leaves the rest pending: another delivers them, none lost', async (_where, extra: Record<string, string>) => {
+    const first = await start(extra);
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
     const r = await Receiver.start(() => ({ status: 200, delayMs: 200 }));
@@ -89,6 +93,8 @@ describe('webhook delivery across service processes', () => {
     await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
     await r.until(() => r.received.length >= 8, 20_000);
     await stop(first); // SIGTERM: the segment ends early, recorded
+    // The attempts were made where the setting says (the thread logs its start).
+    expect(first.output().includes('webhook delivery thread started')).toBe(!!extra.WEBHOOK_DELIVERY_THREAD);
     const sentBefore = new Set(r.received.map((x) => x.headers['webhook-id']));
     expect(sentBefore.size).toBeLessThan(40);
     expect((await ctx.db.query(`SELECT count(*)::int AS n FROM webhook_segments WHERE tenant_id = $1`, [t.tenantId]))[0].n).toBe(0);
