@@ -438,6 +438,25 @@ async function main() {
 }
 
 /**
+ * Every alternated run starts from the same state. VACUUM (ANALYZE) does now what autovacuum would do
+ * later for the runs before (their dead rows, hint bits, visibility map, statistics): measured in the
+ * twelfth round, such a pass lands in whichever run follows it, after its CHECKPOINT, and doubled or
+ * tripled that run's WAL per posting (bench/README). Then a CHECKPOINT: the first change to each page after
+ * one writes the whole page to the WAL, so a run that a checkpoint happens to precede pays more than the
+ * next one. Returns VACUUM's milliseconds (the previous run's leftovers: printed per mode).
+ */
+async function settle(pg) {
+  const started = Date.now();
+  await pg.query('VACUUM (ANALYZE)');
+  const ms = Date.now() - started;
+  await pg.query('CHECKPOINT');
+  return ms;
+}
+
+/** Milliseconds of VACUUM after each mode's runs, summed. */
+const vacuumAfter = (runs) => Object.entries(runs).map(([mode, ms]) => `${mode} ${ms.toLocaleString('en-US')} ms`).join(', ');
+
+/**
  * Events' cost (issue 23: adjustments with events ≥ 0.8 × without, in the same run or alternating runs):
  * each adjustment scenario runs `eventsRounds` times on the normal service and on one with
  * LEDGER_EVENTS=false (warmed by one unrecorded run first), alternately (on, off; off, on; …), every run
@@ -451,21 +470,26 @@ async function eventsCost(defs, on, off, platform) {
     // The second process starts cold: one unrecorded run first, so that both have run the statement and
     // their JIT is warm. Then the rounds alternate their order (on, off; off, on; …) against drift.
     if (key === 'adjustSpread') await drive({ base: off.service.base, connections: config.connections, headers: off.headers, requests: defs[key].requests, expect: defs[key].expect, seconds: config.seconds });
+    const vacuumed = { on: 0, off: 0 };
+    let previous;
     for (let round = 1; round <= config.eventsRounds; round++) {
       const order = round % 2 ? [['on', on], ['off', off]] : [['off', off], ['on', on]];
       for (const [mode, common] of order) {
-        await common.pg.query('CHECKPOINT'); // every run starts just after one (full-page writes: see webhookCost)
+        const ms = await settle(common.pg); // both processes share the database: either's pg will do
+        if (previous) vacuumed[previous] += ms;
         runs[mode].push(await runScenario(`${key}Events`, defs[key], { ...common, label: `${defs[key].label}, events ${mode} (${round}) [${platform}]` }));
+        previous = mode;
       }
     }
+    vacuumed[previous] += await settle(on.pg);
     const merged = (mode) => merge(runs[mode], `${defs[key].label}, events ${mode} (${config.eventsRounds} runs) [${platform}]`);
     const ratios = runs.on.map((r, i) => r.rps / runs.off[i].rps).sort((a, b) => a - b);
     const withEvents = merged('on');
     const without = merged('off');
-    withEvents.events = { ratio: withEvents.rps / without.rps, medianRatio: ratios[Math.floor(ratios.length / 2)], ratios };
+    withEvents.events = { ratio: withEvents.rps / without.rps, medianRatio: ratios[Math.floor(ratios.length / 2)], ratios, vacuumAfterMs: vacuumed };
     log(`  ${defs[key].label} [${platform}]: with events ${withEvents.rps.toFixed(0)} req/s, without ${without.rps.toFixed(0)} req/s: ` +
       `${withEvents.events.ratio.toFixed(3)} × (rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}); CPU per adjustment ` +
-      `${(withEvents.serviceCpuMs + withEvents.dbCpuMs).toFixed(2)} vs ${(without.serviceCpuMs + without.dbCpuMs).toFixed(2)} ms`);
+      `${(withEvents.serviceCpuMs + withEvents.dbCpuMs).toFixed(2)} vs ${(without.serviceCpuMs + without.dbCpuMs).toFixed(2)} ms; VACUUM after the runs: ${vacuumAfter(vacuumed)}`);
     out[`${key}EventsOn`] = withEvents;
     out[`${key}EventsOff`] = without;
   }
@@ -507,15 +531,17 @@ async function webhookCost(defs, common, platform) {
   let received = 0;
   let duplicates = 0;
   let receiverCpuMs = 0;
+  const vacuumed = { on: 0, off: 0 };
+  let previous;
   try {
     // Round 0, not recorded: the process's first webhook-on run (its delivery thread starts, the delivery
     // path's code is compiled) measured 0.64-0.69 x where every later round measured 0.78-0.84 x (quick runs, both platforms).
     for (let round = 0; round <= config.eventsRounds; round++) {
       for (const mode of round === 0 ? ['on'] : round % 2 ? ['on', 'off'] : ['off', 'on']) {
         const label = `${def.label}, webhook ${mode} (${round || 'first, not recorded'}) [${platform}]`;
-        // Every run starts just after a checkpoint: the first change to each page after one writes the whole
-        // page to the WAL, so a run that a checkpoint happens to precede pays more than the next one.
-        await common.pg.query('CHECKPOINT');
+        const ms = await settle(common.pg); // after the previous run's webhook was deleted with its attempts
+        if (previous) vacuumed[previous] += ms;
+        previous = round > 0 ? mode : undefined;
         if (mode === 'off') {
           runs.off.push(await runScenario('adjustSpreadWebhook', def, { ...common, label }));
           continue;
@@ -541,6 +567,7 @@ async function webhookCost(defs, common, platform) {
         if (removed.status !== 204) throw new Error(`DELETE /v1/webhooks/${hook.id}: ${removed.status}`);
       }
     }
+    vacuumed[previous] += await settle(common.pg);
   } finally {
     receiver.kill();
   }
@@ -549,11 +576,11 @@ async function webhookCost(defs, common, platform) {
   lags.sort((a, b) => a - b);
   const pct = (q) => (lags.length ? lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] : null);
   const ratios = runs.on.map((r, i) => r.rps / runs.off[i].rps);
-  on.webhook = { ratio: on.rps / off.rps, ratios, expected, received, duplicates, receiverCpuMs: received ? receiverCpuMs / received : null, lagP50: pct(0.5), lagP99: pct(0.99), lagMax: lags.at(-1) ?? null };
+  on.webhook = { ratio: on.rps / off.rps, ratios, expected, received, duplicates, receiverCpuMs: received ? receiverCpuMs / received : null, lagP50: pct(0.5), lagP99: pct(0.99), lagMax: lags.at(-1) ?? null, vacuumAfterMs: vacuumed };
   const w = on.webhook;
   log(`  ${def.label} [${platform}]: with a webhook ${on.rps.toFixed(0)} req/s, without ${off.rps.toFixed(0)} req/s: ${w.ratio.toFixed(3)} × ` +
     `(rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}); delivered ${w.received} of ${w.expected} events (${w.duplicates} repeated), ` +
-    `event → delivery p50 ${w.lagP50} ms, p99 ${w.lagP99} ms, max ${w.lagMax} ms; the receiver's CPU ${w.receiverCpuMs?.toFixed(2)} ms per delivery`);
+    `event → delivery p50 ${w.lagP50} ms, p99 ${w.lagP99} ms, max ${w.lagMax} ms; the receiver's CPU ${w.receiverCpuMs?.toFixed(2)} ms per delivery; VACUUM after the runs: ${vacuumAfter(vacuumed)}`);
   return { adjustSpreadWebhookOn: on, adjustSpreadWebhookOff: off };
 }
 
