@@ -481,7 +481,7 @@ async function eventsCost(defs, on, off, platform) {
         previous = mode;
       }
     }
-    vacuumed[previous] += await settle(on.pg);
+    if (previous) vacuumed[previous] += await settle(on.pg);
     const merged = (mode) => merge(runs[mode], `${defs[key].label}, events ${mode} (${config.eventsRounds} runs) [${platform}]`);
     const ratios = runs.on.map((r, i) => r.rps / runs.off[i].rps).sort((a, b) => a - b);
     const withEvents = merged('on');
@@ -567,7 +567,7 @@ async function webhookCost(defs, common, platform) {
         if (removed.status !== 204) throw new Error(`DELETE /v1/webhooks/${hook.id}: ${removed.status}`);
       }
     }
-    vacuumed[previous] += await settle(common.pg);
+    if (previous) vacuumed[previous] += await settle(common.pg);
   } finally {
     receiver.kill();
   }

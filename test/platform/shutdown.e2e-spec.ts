@@ -34,6 +34,7 @@ describe.each(PLATFORMS)('Graceful shutdown on %s', (platform) => {
     const patch = service.http.patch(`/v1/items/${item.id}`).send({ name: 'after' }).then((r) => r, (e: Error) => e);
     await sleep(300);
     const exited = once(service.child, 'exit');
+    const closed = once(service.child, 'close'); // its output read to the end
     service.child.kill('SIGTERM');
     await sleep(300);
     const late = await fetch(`${service.url}/health`).then((r) => r.status, (e: Error) => e.message);
@@ -43,6 +44,7 @@ describe.each(PLATFORMS)('Graceful shutdown on %s', (platform) => {
     expect(res).toMatchObject({ status: 200, body: { data: { name: 'after' } } });
     const [code] = await exited;
     expect(code).toBe(0);
+    await closed;
     expect(service.output()).toMatch(/stopped on SIGTERM in \d+ ms: 1 request\(s\) in flight, 1 finished, 0 cut off/);
     const { rows } = await locker.query('SELECT name FROM items WHERE id = $1', [item.id]);
     expect(rows).toEqual([{ name: 'after' }]);
@@ -58,6 +60,7 @@ describe.each(PLATFORMS)('Graceful shutdown on %s', (platform) => {
     const patch = service.http.patch(`/v1/items/${item.id}`).send({ name: 'never' }).then((r) => r.status, (e: Error) => e.message);
     await sleep(300);
     const exited = once(service.child, 'exit');
+    const closed = once(service.child, 'close'); // its output read to the end
     service.child.kill('SIGTERM');
     expect(await patch).not.toBe(200);
     await locker.query('COMMIT');

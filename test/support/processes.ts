@@ -55,15 +55,20 @@ export async function startServiceProcess(env: Record<string, string>, distDir?:
     if (child.exitCode !== null || child.signalCode !== null) afterExit();
     else child.once('exit', afterExit);
   });
+  let terminated = false;
   return {
     url,
     http: request(url),
     child,
     output: () => output,
     // Resolves once the process has exited and its output has been read to the end ('close', not 'exit').
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await closed;
+    // One SIGTERM only: the service handles the first; a second would end it before its logs are flushed.
+    stop: () => {
+      if (!terminated && child.exitCode === null && child.signalCode === null) {
+        terminated = true;
+        child.kill('SIGTERM');
+      }
+      return closed;
     },
   };
 }

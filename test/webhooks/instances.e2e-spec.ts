@@ -105,7 +105,7 @@ describe('webhook delivery across service processes', () => {
     expect(delivered.length).toBeGreaterThanOrEqual(4);
     expect(delivered.every((id) => sentBefore.has(id))).toBe(true);
     expect(rows.filter((x) => x.status === 'pending')).toHaveLength(40 - delivered.length);
-    await start();
+    const second = await start();
     const ids = () => new Set(r.received.map((x) => x.headers['webhook-id']));
     await r.until(() => ids().size >= 40, 30_000);
     await new Promise((res) => setTimeout(res, 500));
@@ -117,6 +117,7 @@ describe('webhook delivery across service processes', () => {
     const listed = async () => (await t.get(`${W}/${hook.id}/deliveries?limit=100`).expect(200)).body.data as Array<{ attempt: number; status: string }>;
     for (const until = Date.now() + 10_000; (await listed()).some((a) => a.status !== 'delivered') && Date.now() < until; ) await new Promise((res) => setTimeout(res, 100));
     expect((await listed()).map((a) => `${a.attempt} ${a.status}`)).toEqual(Array(40).fill('1 delivered'));
+    await stop(second); // not left running into the next case, where it could lease that case's segment
   }, 90_000);
 
   it('a process killed (SIGKILL) while its deliveries wait in backoff: they arrive after the restart', async () => {
