@@ -194,7 +194,7 @@ async function statementProfile(pg, requests) {
       FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time + total_plan_time DESC LIMIT 14`);
   log('      calls/req  exec ms/req  plan ms/req  blks/call  wal/call  statement');
   for (const s of rows) {
-    log(`      ${(s.calls / requests).toFixed(2).padStart(9)}  ${(s.total_exec_time / requests).toFixed(3).padStart(11)}  ${(s.total_plan_time / requests).toFixed(3).padStart(11)}  ` +
+    log(`      ${(s.calls / requests).toFixed(4).padStart(9)}  ${(s.total_exec_time / requests).toFixed(3).padStart(11)}  ${(s.total_plan_time / requests).toFixed(3).padStart(11)}  ` +
       `${(s.shared_blks_hit / s.calls).toFixed(1).padStart(9)}  ${(Number(s.wal_records) / s.calls).toFixed(1).padStart(8)}  ${s.query.replace(/\s+/g, ' ').slice(0, 110)}`);
   }
 }
