@@ -453,8 +453,29 @@ async function settle(pg) {
   return ms;
 }
 
-/** Milliseconds of VACUUM after each mode's runs, summed. */
-const vacuumAfter = (runs) => Object.entries(runs).map(([mode, ms]) => `${mode} ${ms.toLocaleString('en-US')} ms`).join(', ');
+/**
+ * The settles of one alternated comparison: `before(pg, mode)` settles before a run of `mode` (undefined: a
+ * run not recorded), `end(pg)` after the last run; each VACUUM's time counts for the mode of the recorded run
+ * before it. `vacuumed`: those sums per mode; `printed`: them as a line's tail.
+ */
+function settles() {
+  const vacuumed = { on: 0, off: 0 };
+  let previous;
+  const count = (ms) => {
+    if (previous) vacuumed[previous] += ms;
+  };
+  return {
+    vacuumed,
+    async before(pg, mode) {
+      count(await settle(pg));
+      previous = mode;
+    },
+    async end(pg) {
+      count(await settle(pg));
+    },
+    printed: () => `VACUUM after the runs: ${Object.entries(vacuumed).map(([mode, ms]) => `${mode} ${ms.toLocaleString('en-US')} ms`).join(', ')}`,
+  };
+}
 
 /**
  * Events' cost (issue 23: adjustments with events ≥ 0.8 × without, in the same run or alternating runs):
@@ -470,26 +491,23 @@ async function eventsCost(defs, on, off, platform) {
     // The second process starts cold: one unrecorded run first, so that both have run the statement and
     // their JIT is warm. Then the rounds alternate their order (on, off; off, on; …) against drift.
     if (key === 'adjustSpread') await drive({ base: off.service.base, connections: config.connections, headers: off.headers, requests: defs[key].requests, expect: defs[key].expect, seconds: config.seconds });
-    const vacuumed = { on: 0, off: 0 };
-    let previous;
+    const settled = settles(); // both processes share the database: either's pg will do
     for (let round = 1; round <= config.eventsRounds; round++) {
       const order = round % 2 ? [['on', on], ['off', off]] : [['off', off], ['on', on]];
       for (const [mode, common] of order) {
-        const ms = await settle(common.pg); // both processes share the database: either's pg will do
-        if (previous) vacuumed[previous] += ms;
+        await settled.before(common.pg, mode);
         runs[mode].push(await runScenario(`${key}Events`, defs[key], { ...common, label: `${defs[key].label}, events ${mode} (${round}) [${platform}]` }));
-        previous = mode;
       }
     }
-    if (previous) vacuumed[previous] += await settle(on.pg);
+    await settled.end(on.pg);
     const merged = (mode) => merge(runs[mode], `${defs[key].label}, events ${mode} (${config.eventsRounds} runs) [${platform}]`);
     const ratios = runs.on.map((r, i) => r.rps / runs.off[i].rps).sort((a, b) => a - b);
     const withEvents = merged('on');
     const without = merged('off');
-    withEvents.events = { ratio: withEvents.rps / without.rps, medianRatio: ratios[Math.floor(ratios.length / 2)], ratios, vacuumAfterMs: vacuumed };
+    withEvents.events = { ratio: withEvents.rps / without.rps, medianRatio: ratios[Math.floor(ratios.length / 2)], ratios, vacuumAfterMs: settled.vacuumed };
     log(`  ${defs[key].label} [${platform}]: with events ${withEvents.rps.toFixed(0)} req/s, without ${without.rps.toFixed(0)} req/s: ` +
       `${withEvents.events.ratio.toFixed(3)} × (rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}); CPU per adjustment ` +
-      `${(withEvents.serviceCpuMs + withEvents.dbCpuMs).toFixed(2)} vs ${(without.serviceCpuMs + without.dbCpuMs).toFixed(2)} ms; VACUUM after the runs: ${vacuumAfter(vacuumed)}`);
+      `${(withEvents.serviceCpuMs + withEvents.dbCpuMs).toFixed(2)} vs ${(without.serviceCpuMs + without.dbCpuMs).toFixed(2)} ms; ${settled.printed()}`);
     out[`${key}EventsOn`] = withEvents;
     out[`${key}EventsOff`] = without;
   }
@@ -531,17 +549,14 @@ async function webhookCost(defs, common, platform) {
   let received = 0;
   let duplicates = 0;
   let receiverCpuMs = 0;
-  const vacuumed = { on: 0, off: 0 };
-  let previous;
+  const settled = settles();
   try {
     // Round 0, not recorded: the process's first webhook-on run (its delivery thread starts, the delivery
     // path's code is compiled) measured 0.64-0.69 x where every later round measured 0.78-0.84 x (quick runs, both platforms).
     for (let round = 0; round <= config.eventsRounds; round++) {
       for (const mode of round === 0 ? ['on'] : round % 2 ? ['on', 'off'] : ['off', 'on']) {
         const label = `${def.label}, webhook ${mode} (${round || 'first, not recorded'}) [${platform}]`;
-        const ms = await settle(common.pg); // after the previous run's webhook was deleted with its attempts
-        if (previous) vacuumed[previous] += ms;
-        previous = round > 0 ? mode : undefined;
+        await settled.before(common.pg, round > 0 ? mode : undefined); // after the previous run's webhook was deleted with its attempts
         if (mode === 'off') {
           runs.off.push(await runScenario('adjustSpreadWebhook', def, { ...common, label }));
           continue;
@@ -567,7 +582,7 @@ async function webhookCost(defs, common, platform) {
         if (removed.status !== 204) throw new Error(`DELETE /v1/webhooks/${hook.id}: ${removed.status}`);
       }
     }
-    if (previous) vacuumed[previous] += await settle(common.pg);
+    await settled.end(common.pg);
   } finally {
     receiver.kill();
   }
@@ -576,11 +591,11 @@ async function webhookCost(defs, common, platform) {
   lags.sort((a, b) => a - b);
   const pct = (q) => (lags.length ? lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] : null);
   const ratios = runs.on.map((r, i) => r.rps / runs.off[i].rps);
-  on.webhook = { ratio: on.rps / off.rps, ratios, expected, received, duplicates, receiverCpuMs: received ? receiverCpuMs / received : null, lagP50: pct(0.5), lagP99: pct(0.99), lagMax: lags.at(-1) ?? null, vacuumAfterMs: vacuumed };
+  on.webhook = { ratio: on.rps / off.rps, ratios, expected, received, duplicates, receiverCpuMs: received ? receiverCpuMs / received : null, lagP50: pct(0.5), lagP99: pct(0.99), lagMax: lags.at(-1) ?? null, vacuumAfterMs: settled.vacuumed };
   const w = on.webhook;
   log(`  ${def.label} [${platform}]: with a webhook ${on.rps.toFixed(0)} req/s, without ${off.rps.toFixed(0)} req/s: ${w.ratio.toFixed(3)} × ` +
     `(rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}); delivered ${w.received} of ${w.expected} events (${w.duplicates} repeated), ` +
-    `event → delivery p50 ${w.lagP50} ms, p99 ${w.lagP99} ms, max ${w.lagMax} ms; the receiver's CPU ${w.receiverCpuMs?.toFixed(2)} ms per delivery; VACUUM after the runs: ${vacuumAfter(vacuumed)}`);
+    `event → delivery p50 ${w.lagP50} ms, p99 ${w.lagP99} ms, max ${w.lagMax} ms; the receiver's CPU ${w.receiverCpuMs?.toFixed(2)} ms per delivery; ${settled.printed()}`);
   return { adjustSpreadWebhookOn: on, adjustSpreadWebhookOff: off };
 }
 

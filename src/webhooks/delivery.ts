@@ -54,6 +54,9 @@ export function closeDeliveryConnections(): void {
   agents.clear();
 }
 
+/** An attempt ended by the service's stop (its signal). */
+const STOPPED: SendResult = Object.freeze({ status: null, body: null, retryAfter: null, error: 'aborted: the service is stopping' });
+
 /**
  * POSTs `body` to the checked target, connecting to the address that was checked (its host name stays in
  * the Host header and TLS server name), with the Standard Webhooks headers. No redirect is followed (a
@@ -61,12 +64,13 @@ export function closeDeliveryConnections(): void {
  * exchange ends by `timeoutMs` or `signal`. Connections are kept alive per checked address (agentFor).
  */
 export function send(target: CheckedTarget, headers: Record<string, string>, body: string, signal?: AbortSignal, timeoutMs = DELIVERY_TIMEOUT_MS): Promise<SendResult> {
+  // Aborted before it starts (stopped while its target was checked): a listener added now would never fire.
+  if (signal?.aborted) return Promise.resolve(STOPPED);
   const pinned: LookupFunction = (_host, options, callback) => {
     if ((options as { all?: boolean }).all) (callback as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family: target.family }]);
     else callback(null, target.address, target.family);
   };
   const client = target.url.protocol === 'https:' ? https : http;
-  if (signal?.aborted) return Promise.resolve({ status: null, body: null, retryAfter: null, error: 'aborted: the service is stopping' });
   return new Promise<SendResult>((resolve) => {
     let done = false;
     const finish = (r: SendResult) => {
@@ -111,7 +115,7 @@ export function send(target: CheckedTarget, headers: Record<string, string>, bod
       req.destroy();
     }, timeoutMs);
     const onAbort = () => {
-      finish({ status: null, body: null, retryAfter: null, error: 'aborted: the service is stopping' });
+      finish(STOPPED);
       req.destroy();
     };
     signal?.addEventListener('abort', onAbort);

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { nativeRequire } from '../support/dist';
 import { testDatabaseUrl, PLATFORMS } from '../support/app';
 import { startServiceProcess } from '../support/processes';
@@ -33,8 +32,6 @@ describe.each(PLATFORMS)('Graceful shutdown on %s', (platform) => {
     const { item, locker } = await holdItem(service);
     const patch = service.http.patch(`/v1/items/${item.id}`).send({ name: 'after' }).then((r) => r, (e: Error) => e);
     await sleep(300);
-    const exited = once(service.child, 'exit');
-    const closed = once(service.child, 'close'); // its output read to the end
     service.child.kill('SIGTERM');
     await sleep(300);
     const late = await fetch(`${service.url}/health`).then((r) => r.status, (e: Error) => e.message);
@@ -42,9 +39,8 @@ describe.each(PLATFORMS)('Graceful shutdown on %s', (platform) => {
     await locker.query('COMMIT');
     const res = await patch;
     expect(res).toMatchObject({ status: 200, body: { data: { name: 'after' } } });
-    const [code] = await exited;
-    expect(code).toBe(0);
-    await closed;
+    await service.closed; // exited, its output read to the end
+    expect(service.child.exitCode).toBe(0);
     expect(service.output()).toMatch(/stopped on SIGTERM in \d+ ms: 1 request\(s\) in flight, 1 finished, 0 cut off/);
     const { rows } = await locker.query('SELECT name FROM items WHERE id = $1', [item.id]);
     expect(rows).toEqual([{ name: 'after' }]);
@@ -59,13 +55,11 @@ describe.each(PLATFORMS)('Graceful shutdown on %s', (platform) => {
     const { item, locker } = await holdItem(service);
     const patch = service.http.patch(`/v1/items/${item.id}`).send({ name: 'never' }).then((r) => r.status, (e: Error) => e.message);
     await sleep(300);
-    const exited = once(service.child, 'exit');
-    const closed = once(service.child, 'close'); // its output read to the end
     service.child.kill('SIGTERM');
     expect(await patch).not.toBe(200);
     await locker.query('COMMIT');
-    const [code] = await exited;
-    expect(code).toBe(0);
+    await service.closed;
+    expect(service.child.exitCode).toBe(0);
     expect(service.output()).toMatch(/1 request\(s\) in flight, 0 finished, 1 cut off after 300 ms/);
     const { rows } = await locker.query('SELECT name FROM items WHERE id = $1', [item.id]);
     expect(rows).toEqual([{ name: 'before' }]);

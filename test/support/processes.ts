@@ -10,6 +10,9 @@ export interface ServiceProcess {
   child: ChildProcess;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
+  /** Resolves once the process has exited and its output has been read to the end ('close', not 'exit'). */
+  closed: Promise<void>;
+  /** SIGTERM (once: the service handles the first; a second would end it before its logs are flushed), then `closed`. */
   stop(): Promise<void>;
 }
 
@@ -29,6 +32,11 @@ export async function startServiceProcess(env: Record<string, string>, distDir?:
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', HTTP_PLATFORM: DEFAULT_PLATFORM, ...env, PORT: '0', HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // 2 s after 'exit' at the latest: a process it started could hold the pipes open.
+  const closed = new Promise<void>((resolve) => {
+    child.once('close', () => resolve());
+    child.once('exit', () => setTimeout(resolve, 2000).unref());
+  });
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start within 30 s:\n${output}`)), 30_000);
@@ -47,27 +55,14 @@ export async function startServiceProcess(env: Record<string, string>, distDir?:
       reject(new Error(`service exited with ${code}:\n${output}`));
     });
   });
-  // Its output read to the end ('close'), or 2 s after its exit (a process it started could hold the pipes).
-  const closed = new Promise<void>((resolve) => {
-    if (child.stdout!.closed && child.stderr!.closed) return resolve();
-    child.once('close', () => resolve());
-    const afterExit = () => setTimeout(resolve, 2000).unref();
-    if (child.exitCode !== null || child.signalCode !== null) afterExit();
-    else child.once('exit', afterExit);
-  });
-  let terminated = false;
   return {
     url,
     http: request(url),
     child,
     output: () => output,
-    // Resolves once the process has exited and its output has been read to the end ('close', not 'exit').
-    // One SIGTERM only: the service handles the first; a second would end it before its logs are flushed.
+    closed,
     stop: () => {
-      if (!terminated && child.exitCode === null && child.signalCode === null) {
-        terminated = true;
-        child.kill('SIGTERM');
-      }
+      if (!child.killed && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return closed;
     },
   };
