@@ -208,15 +208,17 @@ async function statementProfile(pg, requests) {
  */
 /** Ledger transactions so far: the TX counters (gap-free: one per posting), read at once, not reported later as the statistics are. */
 const POSTINGS = `(SELECT coalesce(sum(last_value), 0) FROM document_sequences WHERE prefix = 'TX')::bigint`;
+/** Blocks the bench database read from outside PostgreSQL's buffers (the OS cache or the disk). */
+const READS = `(SELECT blks_read FROM pg_stat_database WHERE datname = current_database())::bigint`;
 async function walCounters(pg) {
   const { rows: [r] } = await pg.query(
     pgVersionNum >= 180000
-      ? `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits,
+      ? `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits, ${READS} AS reads,
                 (SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal' AND context = 'normal')::bigint AS flushes, ${POSTINGS} AS postings, pg_current_wal_lsn()::text AS lsn`
-      : `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits,
+      : `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits, ${READS} AS reads,
                 ${pgVersionNum >= 140000 ? '(SELECT wal_sync FROM pg_stat_wal)' : 'NULL'}::bigint AS flushes, ${POSTINGS} AS postings, pg_current_wal_lsn()::text AS lsn`,
   );
-  return { commits: Number(r.commits), flushes: r.flushes === null ? null : Number(r.flushes), postings: Number(r.postings), lsn: r.lsn };
+  return { commits: Number(r.commits), reads: Number(r.reads), flushes: r.flushes === null ? null : Number(r.flushes), postings: Number(r.postings), lsn: r.lsn };
 }
 let pgVersionNum = 0;
 /** A WAL position ('16/B374D848') as a byte offset. */
@@ -241,7 +243,7 @@ function walWindow(pg, seconds) {
       const flushes = b.flushes === null ? null : b.flushes - a.flushes;
       const postings = b.postings - a.postings;
       return {
-        commits: b.commits - a.commits, flushes, postings, commitsPerFlush: flushes ? (b.commits - a.commits) / flushes : null, postingsPerFlush: flushes && postings ? postings / flushes : null,
+        commits: b.commits - a.commits, reads: b.reads - a.reads, flushes, postings, commitsPerFlush: flushes ? (b.commits - a.commits) / flushes : null, postingsPerFlush: flushes && postings ? postings / flushes : null,
         // WAL between the two readings' positions (exact, unlike pg_stat_wal's counters, which backends report up to a second late)
         walBytes: lsnBytes(b.lsn) - lsnBytes(a.lsn), lsn: [a.lsn, b.lsn],
       };
@@ -282,6 +284,7 @@ async function runScenario(key, def, { service, pg, tenant, headers, postmaster,
     (result.serviceCpuMs !== null ? `  CPU svc ${result.serviceCpuMs.toFixed(2)}${result.dbCpuMs !== null ? ` db ${result.dbCpuMs.toFixed(2)}` : ''} ms` : '') +
     (wal?.commitsPerFlush ? `  ${wal.commitsPerFlush.toFixed(2)} commits${wal.postingsPerFlush ? ` and ${wal.postingsPerFlush.toFixed(2)} postings` : ""} per WAL flush` : '') +
     (wal?.postings ? `  WAL ${(wal.walBytes / wal.postings / 1024).toFixed(1)} kB per posting` : '') +
+    (wal?.postings ? `  ${(wal.reads / wal.postings).toFixed(2)} buffer misses per posting` : '') +
     (c ? `  | ${c.text}: ${c.matches ? 'match' : 'MISMATCH'}; invariants ${c.violations.length ? `${c.violations.length} VIOLATED` : 'ok'}` : ''));
   for (const s of result.samples) log(`      unexpected: ${s}`);
   if (STATEMENTS) await statementProfile(pg, r.requests + warm.requests);
@@ -379,7 +382,15 @@ async function main() {
   }
   if (wanted('adjustSpreadCold')) {
     // The analyzed figure to compare with is taken again right after, when both databases' processes have run before.
-    const again = (p) => runScenario('adjustSpreadAgain', defs.adjustSpread, { ...common, service: services[p], label: `${defs.adjustSpread.label}, analyzed, again [${p}]` });
+    // Like the never-analyzed run, it follows one unrecorded run; then it starts settled (VACUUM (ANALYZE),
+    // CHECKPOINT), as the alternated runs do. The never-analyzed database has autovacuum off, this one not:
+    // unsettled, a pass over the dead rows of the runs before landed in this run (twice the WAL per posting,
+    // a buffer miss per posting, 0.67-0.80 x its figure: bench/README, fourteenth round).
+    const again = async (p) => {
+      await drive({ base: services[p].base, connections: config.connections, headers, requests: defs.adjustSpread.requests, expect: defs.adjustSpread.expect, seconds: config.seconds });
+      await settle(common.pg);
+      return runScenario('adjustSpreadAgain', defs.adjustSpread, { ...common, service: services[p], label: `${defs.adjustSpread.label}, analyzed, again [${p}]` });
+    };
     Object.assign(results, await coldDatabase(db.url, idp, results, { headers, postmaster, tenant, again }));
   }
   if (wanted('feedPoll')) {
@@ -669,9 +680,8 @@ async function coldDatabase(url, idp, results, { headers, postmaster, tenant, ag
     if (env.BENCH_EXPLAIN === '1') for (const l of plan.plan) log(`      ${l}`);
     const defs = scenarios(ctx);
     const out = {};
-    // CHECKPOINT (server-wide) before each measured run: the load just written, and then the never-analyzed
-    // run's own writes, are otherwise flushed by a checkpoint landing in the next run (the analyzed reference
-    // ran at 0.67-0.90 of its usual figure in two full runs without this, a quick run without the load at it).
+    // CHECKPOINT (server-wide) after the load and before the measured run (`again` does the same for its
+    // own): otherwise a checkpoint flushing the load's pages, or the unrecorded run's, lands in a measured run.
     const checkpoint = () => pg.query('CHECKPOINT');
     await checkpoint();
     for (const p of PLATFORMS) {
@@ -687,7 +697,6 @@ async function coldDatabase(url, idp, results, { headers, postmaster, tenant, ag
       log(`  after it, ${statsLine(after)}`);
       // Then the analyzed database again (A-B-A): its process too has run before, so neither side is the
       // first write scenario of its process and of its database since their last CHECKPOINT.
-      await checkpoint();
       const warm = await again(p);
       log(`  never analyzed / analyzed, again [${p}]: ${(r.rps / warm.rps).toFixed(3)} × (${r.rps.toFixed(0)} vs ${warm.rps.toFixed(0)} req/s); ` +
         `PostgreSQL CPU per adjustment ${r.dbCpuMs?.toFixed(2)} vs ${warm.dbCpuMs?.toFixed(2)} ms`);
