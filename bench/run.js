@@ -252,6 +252,10 @@ function walWindow(pg, seconds) {
   );
 }
 
+/** A run of a scenario's load as long as a measured one, not measured or checked (a process's or a database's warm-up). */
+const unrecorded = (service, headers, def) =>
+  drive({ base: service.base, connections: config.connections, headers, requests: def.requests, expect: def.expect, seconds: config.seconds });
+
 /** One scenario: warm-up, measured run (RSS and CPU sampled), and for writes the row-count and invariant checks. */
 async function runScenario(key, def, { service, pg, tenant, headers, postmaster, label = def.label }) {
   const before = def.write ? await counts(pg, tenant) : null;
@@ -387,7 +391,7 @@ async function main() {
     // unsettled, a pass over the dead rows of the runs before landed in this run (twice the WAL per posting,
     // a buffer miss per posting, 0.67-0.80 x its figure: bench/README, fourteenth round).
     const again = async (p) => {
-      await drive({ base: services[p].base, connections: config.connections, headers, requests: defs.adjustSpread.requests, expect: defs.adjustSpread.expect, seconds: config.seconds });
+      await unrecorded(services[p], headers, defs.adjustSpread);
       await settle(common.pg);
       return runScenario('adjustSpreadAgain', defs.adjustSpread, { ...common, service: services[p], label: `${defs.adjustSpread.label}, analyzed, again [${p}]` });
     };
@@ -501,7 +505,7 @@ async function eventsCost(defs, on, off, platform) {
     const runs = { on: [], off: [] };
     // The second process starts cold: one unrecorded run first, so that both have run the statement and
     // their JIT is warm. Then the rounds alternate their order (on, off; off, on; …) against drift.
-    if (key === 'adjustSpread') await drive({ base: off.service.base, connections: config.connections, headers: off.headers, requests: defs[key].requests, expect: defs[key].expect, seconds: config.seconds });
+    if (key === 'adjustSpread') await unrecorded(off.service, off.headers, defs[key]);
     const settled = settles(); // both processes share the database: either's pg will do
     for (let round = 1; round <= config.eventsRounds; round++) {
       const order = round % 2 ? [['on', on], ['off', off]] : [['off', off], ['on', on]];
@@ -687,7 +691,7 @@ async function coldDatabase(url, idp, results, { headers, postmaster, tenant, ag
     for (const p of PLATFORMS) {
       // A fresh process: one unrecorded run first, as the analyzed figure's process has run before (its JIT
       // warm). Its connections build their generic plans here, still without statistics (nothing analyzes).
-      await drive({ base: services[p].base, connections: config.connections, headers, requests: defs.adjustSpread.requests, expect: defs.adjustSpread.expect, seconds: config.seconds });
+      await unrecorded(services[p], headers, defs.adjustSpread);
       await checkpoint();
       const r = await runScenario('adjustSpreadCold', { ...defs.adjustSpread, label: `${defs.adjustSpread.label}, never analyzed` }, {
         service: services[p], pg, tenant: ctx.tenant, headers, postmaster, label: `${defs.adjustSpread.label}, never analyzed [${p}]`,
