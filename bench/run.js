@@ -392,15 +392,12 @@ async function main() {
     // measured run, not inside it (unsettled, such a pass landed in the reference: twice the WAL per posting, a
     // buffer miss per posting, 0.67-0.72 x its figure: bench/README, fourteenth round). Autovacuum stays on
     // here, for each run's own rows.
-    const settleAnalyzed = () => settle(common.pg);
-    const warmed = new Set();
-    const again = async (p, label) => {
-      if (!warmed.has(p)) await unrecorded(services[p], headers, defs.adjustSpread);
-      warmed.add(p);
-      await settleAnalyzed();
-      return runScenario('adjustSpreadAgain', defs.adjustSpread, { ...common, service: services[p], label });
+    const analyzed = {
+      settle: () => settle(common.pg),
+      warm: (p) => unrecorded(services[p], headers, defs.adjustSpread),
+      run: (p, label) => runScenario('adjustSpreadAgain', defs.adjustSpread, { ...common, service: services[p], label }),
     };
-    Object.assign(results, await coldDatabase(db.url, idp, results, { headers, postmaster, tenant, again, settleAnalyzed }));
+    Object.assign(results, await coldDatabase(db.url, idp, results, { headers, postmaster, tenant, analyzed }));
   }
   if (wanted('feedPoll')) {
     for (const p of PLATFORMS) {
@@ -647,10 +644,11 @@ function merge(runs, label) {
  * table of it — served by fresh service processes, whose connections build each statement's generic plan
  * on tables without statistics. First, the direct adjustment's generic plan there (EXPLAIN, as the
  * service's role): its balance look-up must be an index probe on the whole key. Reported beside the
- * analyzed database's figure, taken right after by `again` (target: at least 0.9 of it). `settleAnalyzed`
- * vacuums the analyzed database and checkpoints the server before the never-analyzed run.
+ * analyzed database's figure, taken in alternating runs (target: at least 0.9 of it). `analyzed`: `settle()`
+ * vacuums the analyzed database and checkpoints the server, `warm(p)` is the platform's unrecorded run
+ * there, `run(p, label)` its measured one.
  */
-async function coldDatabase(url, idp, results, { headers, postmaster, tenant, again, settleAnalyzed }) {
+async function coldDatabase(url, idp, results, { headers, postmaster, tenant, analyzed }) {
   const name = 'inventory_bench_cold';
   const coldUrl = (() => {
     const u = new URL(url);
@@ -695,6 +693,7 @@ async function coldDatabase(url, idp, results, { headers, postmaster, tenant, ag
       // A fresh process: one unrecorded run first, as the analyzed figure's process has run before (its JIT
       // warm). Its connections build their generic plans here, still without statistics (nothing analyzes).
       await unrecorded(services[p], headers, defs.adjustSpread);
+      await analyzed.warm(p);
       // Then `eventsRounds` rounds of (never analyzed, analyzed again), their order alternating (A-B, B-A, …):
       // both sides follow one unrecorded run of their process, and each run starts right after the analyzed
       // database's VACUUM and a CHECKPOINT (server-wide: the load's pages and the runs' before are flushed
@@ -702,11 +701,11 @@ async function coldDatabase(url, idp, results, { headers, postmaster, tenant, ag
       const runs = { cold: [], warm: [] };
       for (let round = 1; round <= config.eventsRounds; round++) {
         for (const side of round % 2 ? ['cold', 'warm'] : ['warm', 'cold']) {
+          await analyzed.settle();
           if (side === 'warm') {
-            runs.warm.push(await again(p, `${defs.adjustSpread.label}, analyzed, again (${round}) [${p}]`));
+            runs.warm.push(await analyzed.run(p, `${defs.adjustSpread.label}, analyzed, again (${round}) [${p}]`));
             continue;
           }
-          await settleAnalyzed();
           runs.cold.push(await runScenario('adjustSpreadCold', defs.adjustSpread, {
             service: services[p], pg, tenant: ctx.tenant, headers, postmaster, label: `${defs.adjustSpread.label}, never analyzed (${round}) [${p}]`,
           }));
