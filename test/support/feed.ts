@@ -23,16 +23,25 @@ export async function feedCaughtUp(db: Db, tenantId: string): Promise<boolean> {
 }
 
 /**
- * Every event of `t` after `after` (pages of `limit` until an empty one), and the last cursor. The feed
- * shows an event once every transaction that began before it has ended, and other specs' transactions run
- * on the same database: so first wait (up to 30 s) until the tenant's newest event is below that horizon.
- * Never call it while the spec itself holds a transaction open that wrote events.
+ * Waits (up to 30 s) until every event of the tenant written so far is below the feed's horizon: the feed
+ * shows an event once every transaction that began before it has ended, anywhere on the server, and other
+ * specs' transactions run on the same server.
  */
-export async function drainFeed(db: Db, t: Tenant, after?: string, limit = 500): Promise<{ events: FeedEvent[]; cursor: string }> {
-  for (let i = 0; !(await feedCaughtUp(db, t.tenantId)); i++) {
+export async function untilFeedCaughtUp(db: Db, tenantId: string): Promise<void> {
+  for (let i = 0; !(await feedCaughtUp(db, tenantId)); i++) {
     if (i > 300) throw new Error('the feed did not catch up within 30 s');
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * Every event of `t` after `after` (pages of `limit` until an empty one), and the last cursor. The feed
+ * shows an event once every transaction that began before it has ended, and other specs' transactions run
+ * on the same server: so first wait (untilFeedCaughtUp) until the tenant's newest event is below that horizon.
+ * Never call it while the spec itself holds a transaction open that wrote events.
+ */
+export async function drainFeed(db: Db, t: Tenant, after?: string, limit = 500): Promise<{ events: FeedEvent[]; cursor: string }> {
+  await untilFeedCaughtUp(db, t.tenantId);
   const events: FeedEvent[] = [];
   let cursor = after;
   for (;;) {

@@ -1,4 +1,5 @@
 import { newTenant, startApp, TestContext } from '../support/app';
+import { untilFeedCaughtUp } from '../support/feed';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { ServiceProcess, startServiceProcess } from '../support/processes';
 import { ownDatabase, Receiver } from './receiver';
@@ -90,6 +91,9 @@ describe('webhook delivery across service processes', () => {
     // Forty events leased as one segment once the webhook is on; a slow receiver: 7 at a time (a webhook's share of its tenant's 8), 200 ms each.
     await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
     await Promise.all(Array.from({ length: 40 }, (_, i) => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i + 1 })));
+    // One segment takes the forty only once all are below the feed's horizon (other suites' transactions on
+    // the same server can hold it back for a moment).
+    await untilFeedCaughtUp(ctx.db, t.tenantId);
     await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
     await r.until(() => r.received.length >= 8, 20_000);
     await stop(first); // SIGTERM: the segment ends early, recorded
