@@ -37,6 +37,8 @@ const config = {
   unsafeFast: env.BENCH_PG_UNSAFE_FAST === '1' && !env.BENCH_DATABASE_URL,
   // the alternated comparisons' rounds: (events on, off), (webhook on, off), (never analyzed, analyzed again)
   eventsRounds: int('BENCH_EVENTS_ROUNDS', 2),
+  // the item read's runs per platform, in alternating order, when both platforms are measured
+  platformRounds: int('BENCH_PLATFORM_ROUNDS', 2),
 };
 config.pgbenchScale = int('BENCH_PGBENCH_SCALE', config.connections);
 // BENCH_ONLY=adjustHot,itemGet runs only those scenarios (keys as in results.json); the baselines always run.
@@ -355,9 +357,27 @@ async function main() {
   const onEach = async (key, def, label = def.label) => {
     for (const p of PLATFORMS) results[p][key] = await runScenario(key, def, { ...common, service: services[p], label: `${label} [${p}]` });
   };
+  // The item read's figures are compared across the platforms (Express ≥ 0.7 × Fastify), and it is each
+  // process's first load: with both platforms, one unrecorded run on each first (a process's first seconds
+  // of load run slower than its later ones, and the 2 s warm-up does not cover them), then
+  // BENCH_PLATFORM_ROUNDS runs on each in alternating order (express, fastify; fastify, express; …), each
+  // platform's figure their sum. Measured before (quick runs, one run each): whichever platform ran first
+  // made about 0.7 × its usual figure, and the Express / Fastify ratio moved 0.49 ↔ 0.78 with the order alone.
+  const alternating = async (key, def) => {
+    if (PLATFORMS.length < 2) return onEach(key, def);
+    for (const p of PLATFORMS) await unrecorded(services[p], headers, def);
+    const runs = Object.fromEntries(PLATFORMS.map((p) => [p, []]));
+    for (let round = 1; round <= config.platformRounds; round++)
+      for (const p of round % 2 ? PLATFORMS : [...PLATFORMS].reverse())
+        runs[p].push(await runScenario(key, def, { ...common, service: services[p], label: `${def.label} (${round}) [${p}]` }));
+    for (const p of PLATFORMS) {
+      const r = (results[p][key] = merge(runs[p], `${def.label} (${config.platformRounds} runs, alternating) [${p}]`));
+      log(`  ${r.label}: ${r.rps.toFixed(0)} req/s (runs ${r.runs.map((x) => x.rps.toFixed(0)).join(', ')}), p99 ${r.p99} ms, CPU svc ${r.serviceCpuMs?.toFixed(2)} ms`);
+    }
+  };
   const lines = async () => n((await counts(pg, tenant)).lines);
   log(`\nreads, ledger of ${await lines()} lines`);
-  if (wanted('itemGet')) await onEach('itemGet', defs.itemGet);
+  if (wanted('itemGet')) await alternating('itemGet', defs.itemGet);
   if (wanted('itemSearch')) await onEach('itemSearch', defs.itemSearch);
   const small = await lines();
   if (wanted('transactionsSmall')) await onEach('transactionsSmall', defs.transactions, `${defs.transactions.label}, ${small} lines`);
@@ -630,7 +650,7 @@ function merge(runs, label) {
     errors: runs.reduce((s, r) => s + r.errors, 0), peakRssMb: Math.max(...runs.map((r) => r.peakRssMb ?? 0)),
     serviceCpuMs: weighted('serviceCpuMs'), dbCpuMs: weighted('dbCpuMs'), drained: runs.every((r) => r.drained),
     wal: flushes ? { commits, flushes, postings, commitsPerFlush: commits / flushes, postingsPerFlush: postings ? postings / flushes : null, walBytes: summed('walBytes'), reads: summed('reads') } : null,
-    check: {
+    check: runs[0].check && {
       matches: runs.every((r) => r.check.matches), text: runs.map((r) => r.check.text).join('; '),
       checks: runs[0].check.checks, violations: runs.flatMap((r) => r.check.violations),
     },
