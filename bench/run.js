@@ -4,7 +4,9 @@
 // production mode (NODE_ENV=production, AUTH_MODE=jwt against a loopback identity provider, no rate limit)
 // on an embedded PostgreSQL (or BENCH_DATABASE_URL), seeded by SQL, driven over HTTP with autocannon.
 // Both HTTP platforms are measured in one run (BENCH_PLATFORMS, default express,fastify): one service process
-// each, every scenario run on one then the other, back to back, on the same data. Prints one table (also
+// each, every scenario run on one then the other, back to back, on the same data (the three the platforms
+// are compared on — item read, spread and hot adjustments — after an unrecorded run on each, then in
+// alternating order). Prints one table (also
 // bench/results.json) with the targets of the issue as PASS/MISS. Exit 0 unless the harness itself fails. See bench/README.md for the settings and what each scenario does.
 const { spawn } = require('node:child_process');
 const { mkdtempSync, openSync, readFileSync, rmSync } = require('node:fs');
@@ -37,9 +39,10 @@ const config = {
   unsafeFast: env.BENCH_PG_UNSAFE_FAST === '1' && !env.BENCH_DATABASE_URL,
   // the alternated comparisons' rounds: (events on, off), (webhook on, off), (never analyzed, analyzed again)
   eventsRounds: int('BENCH_EVENTS_ROUNDS', 2),
-  // the item read's runs per platform, in alternating order, when both platforms are measured
+  // the item read's runs per platform (in alternating order when both platforms are measured)
   platformRounds: int('BENCH_PLATFORM_ROUNDS', 2),
 };
+if (!(config.platformRounds >= 1)) throw new Error(`BENCH_PLATFORM_ROUNDS: at least 1 (got ${env.BENCH_PLATFORM_ROUNDS})`);
 config.pgbenchScale = int('BENCH_PGBENCH_SCALE', config.connections);
 // BENCH_ONLY=adjustHot,itemGet runs only those scenarios (keys as in results.json); the baselines always run.
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim()).filter(Boolean)) : null;
@@ -357,21 +360,29 @@ async function main() {
   const onEach = async (key, def, label = def.label) => {
     for (const p of PLATFORMS) results[p][key] = await runScenario(key, def, { ...common, service: services[p], label: `${label} [${p}]` });
   };
-  // The item read's figures are compared across the platforms (Express ≥ 0.7 × Fastify), and it is each
-  // process's first load: with both platforms, one unrecorded run on each first (a process's first seconds
-  // of load run slower than its later ones, and the 2 s warm-up does not cover them), then
-  // BENCH_PLATFORM_ROUNDS runs on each in alternating order (express, fastify; fastify, express; …), each
-  // platform's figure their sum. Measured before (quick runs, one run each): whichever platform ran first
-  // made about 0.7 × its usual figure, and the Express / Fastify ratio moved 0.49 ↔ 0.78 with the order alone.
+  // The scenarios the platforms are compared on (Express ≥ 0.7 × Fastify: the item read, the spread and the
+  // hot adjustments), the first reads and the first writes of each process: one unrecorded run on each
+  // process first (a process's first seconds of a new kind of load run slower than its later ones, and the
+  // 2 s warm-up does not cover them), then BENCH_PLATFORM_ROUNDS runs on each, with both platforms in
+  // alternating order (express, fastify; fastify, express; …), each platform's figure their sum. Measured
+  // before (bench/README, fifteenth round): the item read's Express / Fastify ratio was 0.49 with Express
+  // first and 0.78 with Fastify first (quick runs, one run each), and Express's first spread adjustments
+  // made 899 req/s against 1,168 for the same scenario later in the same full run.
   const alternating = async (key, def) => {
-    if (PLATFORMS.length < 2) return onEach(key, def);
-    for (const p of PLATFORMS) await unrecorded(services[p], headers, def);
+    const unrecordedErrors = {};
+    for (const p of PLATFORMS) {
+      const warm = await unrecorded(services[p], headers, def);
+      unrecordedErrors[p] = warm.errors;
+      for (const s of warm.samples) log(`      unexpected (unrecorded run) [${p}]: ${s}`);
+    }
     const runs = Object.fromEntries(PLATFORMS.map((p) => [p, []]));
     for (let round = 1; round <= config.platformRounds; round++)
       for (const p of round % 2 ? PLATFORMS : [...PLATFORMS].reverse())
         runs[p].push(await runScenario(key, def, { ...common, service: services[p], label: `${def.label} (${round}) [${p}]` }));
+    const how = config.platformRounds === 1 ? '1 run' : `${config.platformRounds} runs${PLATFORMS.length > 1 ? ', alternating' : ''}`;
     for (const p of PLATFORMS) {
-      const r = (results[p][key] = merge(runs[p], `${def.label} (${config.platformRounds} runs, alternating) [${p}]`));
+      const r = (results[p][key] = merge(runs[p], `${def.label} (${how}) [${p}]`));
+      r.errors += unrecordedErrors[p]; // the unrecorded run's errors count too (the report's "zero errors" includes warm-ups)
       log(`  ${r.label}: ${r.rps.toFixed(0)} req/s (runs ${r.runs.map((x) => x.rps.toFixed(0)).join(', ')}), p99 ${r.p99} ms, CPU svc ${r.serviceCpuMs?.toFixed(2)} ms`);
     }
   };
@@ -384,7 +395,8 @@ async function main() {
   if (wanted('availabilitySmall')) await onEach('availabilitySmall', defs.availability, `${defs.availability.label}, ${small} lines`);
 
   log('\nwrites (each followed by the row-count check and every ledger invariant)');
-  for (const key of ['adjustSpread', 'adjustHot', 'adjustKeyed', 'reserveCancel']) if (wanted(key)) await onEach(key, defs[key]);
+  for (const key of ['adjustSpread', 'adjustHot']) if (wanted(key)) await alternating(key, defs[key]);
+  for (const key of ['adjustKeyed', 'reserveCancel']) if (wanted(key)) await onEach(key, defs[key]);
   if (wanted('receive')) {
     ctx.orders = await receiptOrders(services[PLATFORMS[0]].base, headers, ctx);
     await onEach('receive', defs.receive);

@@ -133,7 +133,12 @@ describe('webhook delivery across service processes', () => {
     receivers.push(r);
     r.answer = (x) => (r.of(x.headers['webhook-id']).length === 1 ? { status: 503 } : { status: 200 });
     const hook = (await t.post(W, { url: r.url, types: ['stock.changed'] }).expect(201)).body.data;
+    // The ten first attempts before any retry: the webhook is turned on once all ten events are below the
+    // feed's horizon (another suite's transaction could otherwise hold the last ones back past the 5 s backoff).
+    await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
     for (let i = 1; i <= 10; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
+    await untilFeedCaughtUp(ctx.db, t.tenantId);
+    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
     await r.until(() => r.received.length >= 10);
     // Killed once every failure is recorded with its retry scheduled (an outcome is recorded after the
     // receiver's answer): the process dies in the backoff, not mid-attempt.
