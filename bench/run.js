@@ -6,8 +6,7 @@
 // Both HTTP platforms are measured in one run (BENCH_PLATFORMS, default express,fastify): one service process
 // each, every scenario run on one then the other, back to back, on the same data (the three the platforms
 // are compared on — item read, spread and hot adjustments — after an unrecorded run on each, then in
-// alternating order). Prints one table (also
-// bench/results.json) with the targets of the issue as PASS/MISS. Exit 0 unless the harness itself fails. See bench/README.md for the settings and what each scenario does.
+// alternating order). Prints one table (also bench/results.json) with the targets of the issue as PASS/MISS. Exit 0 unless the harness itself fails. See bench/README.md for the settings and what each scenario does.
 const { spawn } = require('node:child_process');
 const { mkdtempSync, openSync, readFileSync, rmSync } = require('node:fs');
 const { createServer } = require('node:net');
@@ -375,10 +374,8 @@ async function main() {
       unrecordedErrors[p] = warm.errors;
       for (const s of warm.samples) log(`      unexpected (unrecorded run) [${p}]: ${s}`);
     }
-    const runs = Object.fromEntries(PLATFORMS.map((p) => [p, []]));
-    for (let round = 1; round <= config.platformRounds; round++)
-      for (const p of round % 2 ? PLATFORMS : [...PLATFORMS].reverse())
-        runs[p].push(await runScenario(key, def, { ...common, service: services[p], label: `${def.label} (${round}) [${p}]` }));
+    const runs = await alternatingRounds(PLATFORMS, config.platformRounds, (p, round) =>
+      runScenario(key, def, { ...common, service: services[p], label: `${def.label} (${round}) [${p}]` }));
     const how = config.platformRounds === 1 ? '1 run' : `${config.platformRounds} runs${PLATFORMS.length > 1 ? ', alternating' : ''}`;
     for (const p of PLATFORMS) {
       const r = (results[p][key] = merge(runs[p], `${def.label} (${how}) [${p}]`));
@@ -487,6 +484,17 @@ async function main() {
 }
 
 /**
+ * `rounds` rounds over `sides`, their order reversed every other round (A-B, B-A, …) against the machine's
+ * drift: `runOne(side, round)` for each, its results by side.
+ */
+async function alternatingRounds(sides, rounds, runOne) {
+  const runs = Object.fromEntries(sides.map((side) => [side, []]));
+  for (let round = 1; round <= rounds; round++)
+    for (const side of round % 2 ? sides : [...sides].reverse()) runs[side].push(await runOne(side, round));
+  return runs;
+}
+
+/**
  * Every alternated run starts from the same state. VACUUM (ANALYZE) does now what autovacuum would do
  * later for the runs before (their dead rows, hint bits, visibility map, statistics): measured in the
  * twelfth round, such a pass lands in whichever run follows it, after its CHECKPOINT, and doubled or
@@ -536,18 +544,15 @@ function settles() {
 async function eventsCost(defs, on, off, platform) {
   const out = {};
   for (const key of ['adjustSpread', 'adjustHot']) {
-    const runs = { on: [], off: [] };
     // The second process starts cold: one unrecorded run first, so that both have run the statement and
     // their JIT is warm. Then the rounds alternate their order (on, off; off, on; …) against drift.
     if (key === 'adjustSpread') await unrecorded(off.service, off.headers, defs[key]);
     const settled = settles(); // both processes share the database: either's pg will do
-    for (let round = 1; round <= config.eventsRounds; round++) {
-      const order = round % 2 ? [['on', on], ['off', off]] : [['off', off], ['on', on]];
-      for (const [mode, common] of order) {
-        await settled.before(common.pg, mode);
-        runs[mode].push(await runScenario(`${key}Events`, defs[key], { ...common, label: `${defs[key].label}, events ${mode} (${round}) [${platform}]` }));
-      }
-    }
+    const runs = await alternatingRounds(['on', 'off'], config.eventsRounds, async (mode, round) => {
+      const common = mode === 'on' ? on : off;
+      await settled.before(common.pg, mode);
+      return runScenario(`${key}Events`, defs[key], { ...common, label: `${defs[key].label}, events ${mode} (${round}) [${platform}]` });
+    });
     await settled.end(on.pg);
     const merged = (mode) => merge(runs[mode], `${defs[key].label}, events ${mode} (${config.eventsRounds} runs) [${platform}]`);
     const ratios = runs.on.map((r, i) => r.rps / runs.off[i].rps).sort((a, b) => a - b);
@@ -730,21 +735,15 @@ async function coldDatabase(url, idp, results, { headers, postmaster, tenant, an
       // both sides follow one unrecorded run of their process, and each run starts right after the analyzed
       // database's VACUUM and a CHECKPOINT (server-wide: the load's pages and the runs' before are flushed
       // first). One pair alone moved by ±15% with the machine (bench/README, fourteenth round).
-      const runs = { cold: [], warm: [] };
-      for (let round = 1; round <= config.eventsRounds; round++) {
-        for (const side of round % 2 ? ['cold', 'warm'] : ['warm', 'cold']) {
-          await analyzed.settle();
-          if (side === 'warm') {
-            runs.warm.push(await analyzed.run(p, `${defs.adjustSpread.label}, analyzed, again (${round}) [${p}]`));
-            continue;
-          }
-          runs.cold.push(await runScenario('adjustSpreadCold', defs.adjustSpread, {
-            service: services[p], pg, tenant: ctx.tenant, headers, postmaster, label: `${defs.adjustSpread.label}, never analyzed (${round}) [${p}]`,
-          }));
-          const after = await balanceStats(pg);
-          log(`  after it, ${statsLine(after)}`);
-        }
-      }
+      const runs = await alternatingRounds(['cold', 'warm'], config.eventsRounds, async (side, round) => {
+        await analyzed.settle();
+        if (side === 'warm') return analyzed.run(p, `${defs.adjustSpread.label}, analyzed, again (${round}) [${p}]`);
+        const r = await runScenario('adjustSpreadCold', defs.adjustSpread, {
+          service: services[p], pg, tenant: ctx.tenant, headers, postmaster, label: `${defs.adjustSpread.label}, never analyzed (${round}) [${p}]`,
+        });
+        log(`  after it, ${statsLine(await balanceStats(pg))}`);
+        return r;
+      });
       const r = merge(runs.cold, `${defs.adjustSpread.label}, never analyzed (${config.eventsRounds} runs) [${p}]`);
       r.cold = { ...stats, plan };
       const warm = merge(runs.warm, `${defs.adjustSpread.label}, analyzed, again (${config.eventsRounds} runs) [${p}]`);

@@ -1,10 +1,8 @@
 import { newTenant, startApp, TestContext } from '../support/app';
-import { untilFeedCaughtUp } from '../support/feed';
 import { adjust, inventoryFixture } from '../support/fixtures';
 import { ServiceProcess, startServiceProcess } from '../support/processes';
+import { offWhile, W } from './harness';
 import { ownDatabase, Receiver } from './receiver';
-
-const W = '/v1/webhooks';
 
 /**
  * Webhook delivery across service processes on one database (CONTRACT §9: several instances deliver each
@@ -89,11 +87,7 @@ describe('webhook delivery across service processes', () => {
     receivers.push(r);
     const hook = (await t.post(W, { url: r.url, types: ['stock.changed'] }).expect(201)).body.data;
     // Forty events leased as one segment once the webhook is on; a slow receiver: 7 at a time (a webhook's share of its tenant's 8), 200 ms each.
-    await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
-    await Promise.all(Array.from({ length: 40 }, (_, i) => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i + 1 })));
-    // One segment takes the forty only once all are below the feed's horizon (other suites' transactions on
-    // the same server can hold it back for a moment).
-    await untilFeedCaughtUp(ctx.db, t.tenantId);
+    await offWhile(ctx.db, t, hook.id, () => Promise.all(Array.from({ length: 40 }, (_, i) => adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i + 1 }))));
     await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
     await r.until(() => r.received.length >= 8, 20_000);
     await stop(first); // SIGTERM: the segment ends early, recorded
@@ -133,11 +127,11 @@ describe('webhook delivery across service processes', () => {
     receivers.push(r);
     r.answer = (x) => (r.of(x.headers['webhook-id']).length === 1 ? { status: 503 } : { status: 200 });
     const hook = (await t.post(W, { url: r.url, types: ['stock.changed'] }).expect(201)).body.data;
-    // The ten first attempts before any retry: the webhook is turned on once all ten events are below the
-    // feed's horizon (another suite's transaction could otherwise hold the last ones back past the 5 s backoff).
-    await t.patch(`${W}/${hook.id}`, { isActive: false }).expect(200);
-    for (let i = 1; i <= 10; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
-    await untilFeedCaughtUp(ctx.db, t.tenantId);
+    // The ten first attempts before any retry: the webhook is turned on once all ten events can be leased
+    // (another suite's transaction could otherwise hold the last ones back past the 5 s backoff).
+    await offWhile(ctx.db, t, hook.id, async () => {
+      for (let i = 1; i <= 10; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
+    });
     await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
     await r.until(() => r.received.length >= 10);
     // Killed once every failure is recorded with its retry scheduled (an outcome is recorded after the
