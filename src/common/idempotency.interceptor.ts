@@ -5,7 +5,7 @@ import { concatMap, Observable, of } from 'rxjs';
 import { UnitOfWork } from '../database/unit-of-work';
 import { AppError } from './errors';
 import { ErrorBody, toErrorBody } from './exception.filter';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, requestHash, shouldStoreFailure } from './idempotency';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, requestHash, shouldStoreFailure, SHOWN_ONCE, storedAnswer } from './idempotency';
 import { storedKey, storeResponse, takeKey } from './idempotency.sql';
 
 /** The key this request took (inserted) in its unit of work, kept in the request's CLS for the failure path. */
@@ -88,8 +88,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     this.uow.keepOpen();
     return next.handle().pipe(
       concatMap(async (body) => {
-        // JSON.stringify is what Express and Fastify send (Dates as ISO strings), stored unparsed in a `json` column.
-        await this.uow.finishWith(() => storeResponse(manager, tenantId, key, res.statusCode, JSON.stringify(body ?? null)));
+        // JSON.stringify is what Express and Fastify send (Dates as ISO strings), stored unparsed in a `json` column,
+        // without the fields the route shows once (ShownOnce).
+        const text = storedAnswer(body, Reflect.getMetadata(SHOWN_ONCE, ctx.getHandler()) as string[] | undefined);
+        await this.uow.finishWith(() => storeResponse(manager, tenantId, key, res.statusCode, text));
         return body;
       }),
     );

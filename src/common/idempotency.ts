@@ -1,3 +1,4 @@
+import { SetMetadata } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 
 /** The request header (CONTRACT.md §1) and its accepted length. */
@@ -10,9 +11,27 @@ export const IDEMPOTENCY_DESCRIPTION =
   `Optional, 1..${IDEMPOTENCY_KEY_MAX_LENGTH} characters, per tenant, kept ${IDEMPOTENCY_TTL_HOURS} h. ` +
   'The first request with a key stores its response: a success in the same transaction as its effect, ' +
   'a client error (4xx except 429 and 409 `idempotency_conflict`) once its transaction has rolled back. ' +
-  'A repeat with the same method, path (with query) and body returns that stored status and body, byte for byte, ' +
+  'A repeat with the same method, path (with query) and body returns that stored status and body, byte for byte ' +
+  '(but a field shown once, a new webhook\'s `secret`, which is never stored), ' +
   'without executing again (header `Idempotent-Replayed: true`); the same key with a different request is 409 `idempotency_conflict`. ' +
   'Server errors (5xx) are not stored: retrying with the key executes the request again.';
+
+/**
+ * Fields of a route's answer (`data.<field>`) that are shown once and so never stored under an
+ * Idempotency-Key: a repeat replays the stored answer without them (a webhook's `secret`, CONTRACT §9:
+ * "once, never again"; the key is the tenant's, not the caller's, and the store is not encrypted).
+ */
+export const SHOWN_ONCE = 'idempotency.shownOnce';
+export const ShownOnce = (...fields: string[]): MethodDecorator => SetMetadata(SHOWN_ONCE, fields);
+
+/** The answer as stored under its key: without the route's shown-once fields. */
+export function storedAnswer(body: unknown, shownOnce: readonly string[] | undefined): string {
+  const data = (body as { data?: unknown } | null | undefined)?.data;
+  if (!shownOnce?.length || data === null || typeof data !== 'object' || Array.isArray(data)) return JSON.stringify(body ?? null);
+  const kept = { ...(data as Record<string, unknown>) };
+  for (const f of shownOnce) delete kept[f];
+  return JSON.stringify({ ...(body as object), data: kept });
+}
 
 /**
  * Whether a failed first request's error response is stored under its key (replayed on repeats): client

@@ -66,6 +66,15 @@ describe('send (a webhook attempt’s HTTP exchange)', () => {
     expect(await stopped).toEqual({ status: null, body: null, retryAfter: null, error: 'aborted: the service is stopping' });
   });
 
+  it('answers with the status and the body so far when the status came in time and the body did not end', async () => {
+    answer = (_req, res) => {
+      res.writeHead(200, { 'retry-after': '3' });
+      res.write('ok'); // never ended
+    };
+    const r = await send(target(), {}, '{}', undefined, 300);
+    expect(r).toEqual({ status: 200, body: 'ok', retryAfter: '3', error: null });
+  });
+
   it('sends nothing once the service has stopped (an attempt that was still checking its target)', async () => {
     answer = (_req, res) => res.writeHead(204).end();
     const stop = new AbortController();

@@ -98,6 +98,7 @@ export function send(target: CheckedTarget, headers: Record<string, string>, bod
             retryAfter: typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : null,
             error: null,
           });
+        answered = answer;
         res.on('data', (chunk: Buffer) => {
           if (size < MAX_RESPONSE_BYTES) chunks.push(chunk);
           size += chunk.length;
@@ -110,8 +111,12 @@ export function send(target: CheckedTarget, headers: Record<string, string>, bod
         res.on('error', answer);
       },
     );
+    // The status came in time but the body did not end (a receiver that streams or stalls it): the status
+    // and the body so far are the answer (a 2xx within the timeout is delivered, CONTRACT §9).
+    let answered: (() => void) | undefined;
     const timer = setTimeout(() => {
-      finish({ status: null, body: null, retryAfter: null, error: `no answer within ${timeoutMs / 1000} s` });
+      if (answered) answered();
+      else finish({ status: null, body: null, retryAfter: null, error: `no answer within ${timeoutMs / 1000} s` });
       req.destroy();
     }, timeoutMs);
     const onAbort = () => {

@@ -11,12 +11,13 @@ export const MAX_ATTEMPTS = BACKOFF_SECONDS.length + 1;
 /** The longest a `Retry-After` may put the next attempt off. */
 export const MAX_RETRY_AFTER_SECONDS = 86_400;
 
-/** A `Retry-After` header as seconds from `now` (delta-seconds or an HTTP date), bounded to 0..MAX_RETRY_AFTER_SECONDS; undefined when absent or malformed. */
+/** A `Retry-After` header as seconds from `now` (delta-seconds or an HTTP date), bounded to 0..MAX_RETRY_AFTER_SECONDS (a longer wait is capped to it); undefined when absent or malformed. */
 export function retryAfterSeconds(header: string | null, now: Date): number | undefined {
   if (!header) return undefined;
   const text = header.trim();
   let seconds: number;
-  if (/^\d{1,10}$/.test(text)) seconds = Number(text);
+  // Delta-seconds of any length (a huge one is put off by the cap, like a 10-digit one).
+  if (/^\d+$/.test(text)) seconds = Number(text);
   else {
     const at = Date.parse(text);
     if (!/[a-z]/i.test(text) || Number.isNaN(at)) return undefined;

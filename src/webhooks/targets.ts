@@ -17,7 +17,9 @@ for (const [net, bits] of [
 ] as const)
   NON_PUBLIC.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16],
+  // ::/96: the unspecified and loopback addresses and the deprecated IPv4-compatible ones (::a.b.c.d, ::7f00:1);
+  // ::ffff:0:0:0/96, IPv4-translated (::ffff:0:a.b.c.d); 3fff::/20, documentation (RFC 9637).
+  ['::', 96], ['::ffff:0:0:0', 96], ['3fff::', 20], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16],
   ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const)
   NON_PUBLIC.addSubnet(net, bits, 'ipv6');

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../auth/decorators';
+import { ShownOnce } from '../common/idempotency';
 import { PageQuery } from '../common/pagination';
 import { Returns } from '../common/responses';
 import { UuidParam } from '../common/uuid';
@@ -38,10 +39,12 @@ export class WebhooksController {
   @Post()
   @Permissions('events:write')
   @Returns(WebhookCreatedResponse)
+  @ShownOnce('secret')
   @ApiOperation({
     summary: 'Subscribe a URL to events',
     description:
-      `The answer carries \`secret\` this once. url: http:// or https://, a host that is or resolves to a loopback, private, link-local or otherwise ` +
+      `The answer carries \`secret\` this once: a repeat with the same Idempotency-Key answers the same webhook without it (the secret is ` +
+      `never stored with the key; a client that lost it deletes the webhook and creates another). url: http:// or https://, a host that is or resolves to a loopback, private, link-local or otherwise ` +
       `non-public address → 400 validation_failed unless listed in WEBHOOK_ALLOWED_HOSTS. types as the feed's (default every event). At most ` +
       `${MAX_WEBHOOKS_PER_TENANT} webhooks per tenant (409 invalid_state). Events of changes after the subscription are delivered. ${DELIVERY} ${SHAPE}`,
   })

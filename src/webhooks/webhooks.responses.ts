@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Flag, Id, Instant, InstantOrNull, Int, IntOrNull, NotAResource, OneOf, Strings, Text, TextOrNull } from '../common/responses';
 import { DELIVERY_STATUSES } from './webhook.entity';
 
@@ -13,9 +14,13 @@ export class WebhookResponse {
   @Instant() updatedAt: string;
 }
 
-/** The create's answer: the webhook and its signing secret, shown this once. */
+/** The create's answer: the webhook and its signing secret, shown this once (not in an Idempotency-Key replay of it). */
 export class WebhookCreatedResponse extends WebhookResponse {
-  @Text('`whsec_` + base64 of 32 random bytes: the Standard Webhooks signing secret; shown only in this answer') secret: string;
+  @ApiPropertyOptional({
+    type: String,
+    description: '`whsec_` + base64 of 32 random bytes: the Standard Webhooks signing secret; shown only in this answer, and absent when a repeat with the same Idempotency-Key replays it',
+  })
+  secret?: string;
 }
 
 /** One delivery attempt of an event to a webhook. */

@@ -50,6 +50,24 @@ describe.each(PLATFORMS)('webhook subscriptions on %s', (platform) => {
     expect(await events()).toEqual(before);
   });
 
+  it('with an Idempotency-Key: the secret is not stored under the key, and a repeat answers the same webhook without it', async () => {
+    const u = await newTenant(ctx);
+    const key = `hook-${Date.now()}`;
+    const first = await u.post(W, { url: LOOPBACK, types: ['stock.changed'] }).set('Idempotency-Key', key).expect(201);
+    const hook = first.body.data;
+    expect(hook.secret).toMatch(/^whsec_/);
+    const again = await u.post(W, { url: LOOPBACK, types: ['stock.changed'] }).set('Idempotency-Key', key).expect(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual({ data: { ...hook, secret: undefined } });
+    expect('secret' in again.body.data).toBe(false);
+    // One webhook, and the stored answer holds neither the secret nor its base64 part.
+    expect((await u.get(W).expect(200)).body.count).toBe(1);
+    const rows = await ctx.db.query(`SELECT response::text AS response FROM idempotency_keys WHERE key = $1`, [key]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].response).toContain(hook.id);
+    expect(rows[0].response).not.toContain(hook.secret.slice(6));
+  });
+
   it('PATCH changes url, types, description, isActive; DELETE answers 204 and the webhook is gone', async () => {
     const hook = (await t.post(W, { url: LOOPBACK }).expect(201)).body.data;
     const changed = (await t.patch(`${W}/${hook.id}`, { url: 'http://127.0.0.1:10/other', types: ['item.*'], description: 'd', isActive: false }).expect(200)).body.data;
