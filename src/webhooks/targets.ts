@@ -1,4 +1,4 @@
-import { lookup } from 'node:dns/promises';
+import { lookup, Resolver } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /**
@@ -46,6 +46,27 @@ export class TargetRefused extends Error {}
 
 const LOOKUP_TIMEOUT_MS = 5000;
 
+/**
+ * A target's host name is resolved by DNS queries (c-ares: on the event loop, each query given up after 2 s,
+ * twice), not by the system's `getaddrinfo`: that runs on libuv's pool of 4 threads and cannot be given up, so a
+ * tenant's name server that never answers would hold those threads, and every other tenant's checks (and the
+ * process's file and crypto work) behind them. Names listed in WEBHOOK_ALLOWED_HOSTS, chosen by the operator,
+ * are looked up the system's way (they may live in /etc/hosts); any other name only in /etc/hosts does not
+ * resolve. `localhost` and the names under it are loopback whatever a resolver says (RFC 6761).
+ */
+const resolver = new Resolver({ timeout: 2000, tries: 2 });
+const LOOPBACK_NAME = /^(?:.+\.)?localhost\.?$/;
+const LOOPBACK = [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+
+/** Every address of a host name: IPv4 first (the one connected to is the first). */
+async function addressesOf(host: string, allowed: boolean): Promise<Array<{ address: string; family: number }>> {
+  if (LOOPBACK_NAME.test(host)) return LOOPBACK;
+  if (allowed) return lookup(host, { all: true, verbatim: true });
+  const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+  const of = (r: PromiseSettledResult<string[]>, family: number) => (r.status === 'fulfilled' ? r.value.map((address) => ({ address, family })) : []);
+  return [...of(v4, 4), ...of(v6, 6)];
+}
+
 /** A host without IPv6 brackets, lower-cased. */
 const bare = (host: string) => (host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host).toLowerCase();
 
@@ -70,7 +91,7 @@ export async function checkTarget(text: string, allowedHosts: readonly string[])
     let timer: NodeJS.Timeout | undefined;
     try {
       addresses = await Promise.race([
-        lookup(host, { all: true, verbatim: true }),
+        addressesOf(host, allowed),
         new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), LOOKUP_TIMEOUT_MS))),
       ]);
     } catch {
