@@ -13,6 +13,7 @@ import { CatalogRefs, ItemRef } from '../documents/references.sql';
 import { LedgerService } from '../inventory/ledger/ledger.service';
 import { IssueLine, PostingLine } from '../inventory/ledger/posting';
 import { Bom } from './bom.entity';
+import { explode } from './bom-explosion';
 import { BomsService } from './boms.service';
 import { CompleteWorkOrderDto, CreateWorkOrderDto, WoStatus, WorkOrderQuery } from './production.dto';
 import { WorkOrder, WorkOrderComponent } from './work-order.entity';
@@ -211,7 +212,7 @@ export class WorkOrdersService {
     return bom;
   }
 
-  /** Each component's requirement in base units: qtyPer × qtyPlanned / outputQty × (1 + scrapFactor) × factor, rounded up. */
+  /** Each component's requirement in base units (explode: divided by outputQty last), rounded up. */
   private async requirements(bom: Bom, qtyPlanned: Decimal): Promise<Array<{ itemId: string; qty: Decimal }>> {
     const components = await this.boms.componentsOf([bom.id]);
     const units = await componentUnits(this.uow, components);
@@ -219,8 +220,7 @@ export class WorkOrdersService {
     return components.map((c) => {
       const fact = facts.get(`${c.itemId}|${c.uomId}`)!;
       if (fact.factor === null) throw invalidState(`BOM v${bom.versionNo} component ${c.lineNo} uses a unit its item no longer converts`);
-      const qty = toQty(c.qtyPer).times(qtyPlanned).div(bom.outputQty).times(toQty(1).plus(c.scrapFactor)).times(fact.factor);
-      return { itemId: c.itemId, qty: roundUp(qty, fact.decimals) };
+      return { itemId: c.itemId, qty: roundUp(explode(c, qtyPlanned, bom.outputQty, fact.factor), fact.decimals) };
     });
   }
 

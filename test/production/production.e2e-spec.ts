@@ -142,6 +142,26 @@ describe('Production: BOMs and work orders', () => {
       expect((await t.get(`${W}/${res.body.data.id}`).expect(200)).body.data).toEqual(res.body.data);
     });
 
+    it('explodes exactly: qtyPer × qtyPlanned × (1 + scrapFactor) × factor is divided by outputQty last, so an exact requirement is not rounded up', async () => {
+      const cake = await item();
+      const flour = await newItem(t, f.uom('KG'));
+      const sugar = await newItem(t, f.uom('KG'), { uomConversions: [{ uomId: f.uom('BOX'), factor: 3 }] });
+      await adjust(t, { itemId: flour.id, locationId: f.locations[0].id, qtyDelta: 0.25 });
+      await adjust(t, { itemId: sugar.id, locationId: f.locations[0].id, qtyDelta: 0.5 });
+      await activeBom({
+        itemId: cake.id, outputQty: 6,
+        components: [{ itemId: flour.id, qtyPer: 1, scrapFactor: 0.5 }, { itemId: sugar.id, qtyPer: 1, uomId: f.uom('BOX') }],
+      });
+      // flour: 1 × 1 × 1.5 / 6 = 0.25 KG (not 0.251); sugar: 1 BOX × 1 × 3 / 6 = 0.5 KG (not 0.501)
+      const order = (await wo({ itemId: cake.id, qtyPlanned: 1 })).body.data;
+      expect(order.components.map((c: { qtyRequired: number }) => c.qtyRequired)).toEqual([0.25, 0.5]);
+      await act(order.id, 'release');
+      const done = (await act(order.id, 'complete')).body.data;
+      expect(done.components.map((c: { qtyIssued: number }) => c.qtyIssued)).toEqual([0.25, 0.5]);
+      expect(await onHand(t, { itemId: flour.id, locationId: f.locations[0].id })).toBe(0);
+      expect(await onHand(t, { itemId: sugar.id, locationId: f.locations[0].id })).toBe(0);
+    });
+
     it('refuses: no active BOM 409, a BOM of another item 400, a draft BOM 409, output location of another facility 400, unknown 404', async () => {
       const g = await ground(0, 0);
       const bare = await item();
