@@ -9,7 +9,7 @@ import { UnitOfWork } from '../database/unit-of-work';
 import { DocumentStore, Transitions } from '../documents/document-store';
 import { num, qty as toQty, sql as numeric } from '../documents/quantity';
 import { CatalogRefs } from '../documents/references.sql';
-import { UomConversion } from '../documents/uom-conversion.sql';
+import { ConvertibleItem, UomConversion } from '../documents/uom-conversion.sql';
 import { Bom, BomComponent } from './bom.entity';
 import { cycleRoot, lockBomActivations, nextBomVersion } from './boms.sql';
 import { BomComponentDto, BomQuery, BomStatus, CreateBomDto, UpdateBomDto } from './production.dto';
@@ -94,11 +94,12 @@ export class BomsService {
    */
   async create(dto: CreateBomDto): Promise<BomView> {
     const output = await this.refs.oneStockItem(dto.itemId, 'itemId', 'new');
+    const outputQty = await this.checkOutputQty(output, dto.outputQty ?? 1);
     const components = await this.checkComponents(output.id, dto.components);
     const versionNo = await nextBomVersion(this.uow, output.id);
     const id = randomUUID();
     await this.repo.insert({
-      id, itemId: output.id, versionNo, status: 'draft', outputQty: numeric(toQty(dto.outputQty ?? 1)), notes: dto.notes ?? null,
+      id, itemId: output.id, versionNo, status: 'draft', outputQty: numeric(outputQty), notes: dto.notes ?? null,
       createdBy: this.uow.userId, updatedBy: this.uow.userId,
     });
     await this.writeComponents(id, components);
@@ -109,13 +110,18 @@ export class BomsService {
   async update(id: string, dto: UpdateBomDto, ifMatch?: number): Promise<BomView> {
     const b = await this.store.lockFor('change', id, ifMatch);
     if (Object.values(dto).every((v) => v === undefined)) return this.get(id);
+    let outputQty = b.outputQty;
+    if (dto.outputQty !== undefined) {
+      const [output] = (await this.refs.items([b.itemId])).values();
+      outputQty = numeric(await this.checkOutputQty(output, dto.outputQty));
+    }
     if (dto.components) {
       const components = await this.checkComponents(b.itemId, dto.components);
       await this.components.delete({ bomId: id });
       await this.writeComponents(id, components);
     }
     await this.store.touch(id, {
-      outputQty: dto.outputQty !== undefined ? numeric(toQty(dto.outputQty)) : b.outputQty, notes: dto.notes !== undefined ? dto.notes : b.notes,
+      outputQty, notes: dto.notes !== undefined ? dto.notes : b.notes,
     });
     return this.get(id);
   }
@@ -137,6 +143,14 @@ export class BomsService {
     await this.repo.update({ itemId: b.itemId, status: 'active' }, { status: 'obsolete', updatedBy: this.uow.userId });
     await this.store.move(id, 'activate', { activatedAt: () => 'now()' });
     return this.get(id);
+  }
+
+  /**
+   * outputQty is in the output item's base unit, so it has no more decimals than that unit allows
+   * (CONTRACT §1: 0.5 of an EA item is 400 naming outputQty), checked as a component's qtyPer is.
+   */
+  private checkOutputQty(output: ConvertibleItem, value: number): Promise<Decimal> {
+    return this.uoms.toBase(output, undefined, value, 'outputQty');
   }
 
   /** Components: known, active stock items (404 / 400 / 409), UOM of the item, no cycle; numbered in order. */

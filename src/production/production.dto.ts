@@ -33,7 +33,7 @@ export class BomComponentDto {
 export class CreateBomDto {
   @ApiProperty({ description: 'the output item (a stock item)' }) @IsUuidRef() itemId: string;
 
-  @ApiPropertyOptional({ default: 1, description: 'how much of the output item the components make, in its base unit' })
+  @ApiPropertyOptional({ default: 1, description: 'how much of the output item the components make, in its base unit (> 0, at most that unit\'s decimals)' })
   @IsOptional() @Quantity()
   outputQty?: number;
 
@@ -45,7 +45,7 @@ export class CreateBomDto {
 }
 
 export class UpdateBomDto {
-  @ApiPropertyOptional() @IsOptionalNonNull() @Quantity() outputQty?: number;
+  @ApiPropertyOptional({ description: 'in the output item\'s base unit (> 0, at most that unit\'s decimals)' }) @IsOptionalNonNull() @Quantity() outputQty?: number;
   @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsString() @MaxLength(2000) notes?: string | null;
 
   @ApiPropertyOptional({ type: [BomComponentDto], description: 'replaces all components' })

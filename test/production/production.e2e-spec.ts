@@ -93,6 +93,20 @@ describe('Production: BOMs and work orders', () => {
       expect((await t.get(`${B}?itemId=${out.id}`).expect(200)).body.count).toBe(0);
     });
 
+    it('refuses an outputQty with more decimals than the output item\'s base unit allows (400 naming outputQty), on create and PATCH', async () => {
+      const components = [{ itemId: f.item.id, qtyPer: 1 }];
+      const out = await item(); // EA: whole numbers
+      expect((await bom({ itemId: out.id, outputQty: 0.5, components }, 400)).body).toMatchObject({
+        error: 'validation_failed', details: [expect.objectContaining({ field: 'outputQty' })],
+      });
+      const draft = (await bom({ itemId: out.id, outputQty: 2, components })).body.data;
+      expect((await t.patch(`${B}/${draft.id}`, { outputQty: 1.5 }).expect(400)).body.details).toEqual([expect.objectContaining({ field: 'outputQty' })]);
+      expect((await t.get(`${B}/${draft.id}`).expect(200)).body.data).toMatchObject({ outputQty: 2, version: 1 });
+      const bulk = await newItem(t, f.uom('KG')); // KG: 3 decimals
+      await bom({ itemId: bulk.id, outputQty: 0.125, components });
+      await bom({ itemId: bulk.id, outputQty: 0.0125, components }, 400);
+    });
+
     it('parallel activations of versions of one item leave exactly one active', async () => {
       const out = await item();
       const versions = [];
