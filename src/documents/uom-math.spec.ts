@@ -1,5 +1,5 @@
 import { AppError } from '../common/errors';
-import { convertToBase, siblingField } from './uom-math';
+import { convertAtLineRatio, convertToBase, siblingField } from './uom-math';
 import { failure } from '../../test/support/failure';
 
 const BOX = { label: 'unit BOX', decimals: 0, factor: 12 };
@@ -42,6 +42,31 @@ describe('convertToBase', () => {
     expect(failure(() => convertToBase(0.0001, KG_IN_G, 6, 'qty')).status).toBe(400);
     // exponent notation counts its decimals too
     expect(failure(() => convertToBase(1e-7, { label: 'base', decimals: 6, factor: 1 }, 6, 'qty')).status).toBe(400);
+  });
+});
+
+describe('convertAtLineRatio', () => {
+  const BOX_UNIT = { label: 'unit BOX', decimals: 0 };
+
+  it('converts at the line\'s own ratio, qtyBase / qty, whatever the item converts today', () => {
+    // 2 BOX written as 24 base units: 1 BOX is 12
+    expect(convertAtLineRatio(1, BOX_UNIT, { qty: '2', qtyBase: '24' }, 0, 'qty').toFixed()).toBe('12');
+    expect(convertAtLineRatio(3, BOX_UNIT, { qty: '3', qtyBase: '36' }, 0, 'qty').toFixed()).toBe('36');
+  });
+
+  it('multiplies before dividing: an exact share stays exact, a true tail is rounded up', () => {
+    // 10 LB written as 4.536 KG: 5 LB is 2.268 exactly; 3 LB is 1.3608 → 1.361
+    const lb = { label: 'unit LB', decimals: 0 };
+    expect(convertAtLineRatio(5, lb, { qty: 10, qtyBase: '4.536' }, 3, 'qty').toFixed()).toBe('2.268');
+    expect(convertAtLineRatio(3, lb, { qty: 10, qtyBase: '4.536' }, 3, 'qty').toFixed()).toBe('1.361');
+    // 3 written as 1 base unit (ratio 0.333…): 3 of them are 1 exactly, not 1.000001
+    expect(convertAtLineRatio(3, lb, { qty: 3, qtyBase: 1 }, 6, 'qty').toFixed()).toBe('1');
+  });
+
+  it('refuses more decimals than the line\'s unit allows, naming the field', () => {
+    const err = failure(() => convertAtLineRatio(0.5, BOX_UNIT, { qty: 2, qtyBase: 24 }, 0, 'lines[0].qty'));
+    expect(err.status).toBe(400);
+    expect(err.details).toEqual([{ field: 'lines[0].qty', message: 'must have at most 0 decimals (unit BOX)' }]);
   });
 });
 

@@ -17,9 +17,31 @@ export interface QuantityUnit {
  * computed quantities are rounded up to the decimals of the UOM they are stored in).
  */
 export function convertToBase(value: Decimal.Value, unit: QuantityUnit, baseDecimals: number, field: string): Decimal {
+  return roundUp(inUnit(value, unit, field).times(unit.factor), baseDecimals);
+}
+
+/** A document line as written: its quantity in its own unit and that quantity in base units. */
+export interface LineQuantities {
+  qty: Decimal.Value;
+  qtyBase: Decimal.Value;
+}
+
+/**
+ * A quantity in the unit of a document line that already committed the item → base units at the line's
+ * own ratio, qtyBase / qty (as converted when the line was written), rounded UP to the base unit's
+ * decimals. Multiplied before dividing, so a share that comes out exact stays exact (1 of 2 BOX written
+ * as 24 base units is 12, whatever the ratio's own decimals). The quantity may not have more decimals
+ * than its unit allows (400 naming `field`).
+ */
+export function convertAtLineRatio(value: Decimal.Value, unit: Omit<QuantityUnit, 'factor'>, line: LineQuantities, baseDecimals: number, field: string): Decimal {
+  return roundUp(inUnit(value, unit, field).times(line.qtyBase).div(line.qty), baseDecimals);
+}
+
+/** `value` as an exact decimal, refused (400 naming `field`) when it has more decimals than `unit` allows. */
+function inUnit(value: Decimal.Value, unit: Omit<QuantityUnit, 'factor'>, field: string): Decimal {
   const q = toQty(typeof value === 'number' ? String(value) : value);
   if (q.decimalPlaces() > unit.decimals) throw invalidField(field, `must have at most ${unit.decimals} decimals (${unit.label})`);
-  return roundUp(q.times(unit.factor), baseDecimals);
+  return q;
 }
 
 /** The field beside `field` in the same object: sibling('lines[2].qty', 'uomId') → 'lines[2].uomId'. */

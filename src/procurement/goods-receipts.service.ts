@@ -76,7 +76,9 @@ export class GoodsReceiptsService {
       if (!poLine) throw unknownReference(`${f}.poLineId`);
       const item = items.get(poLine.itemId)!;
       const qty = toQty(line.qty);
-      const converted = await this.uoms.toBase(item, poLine.uomId, line.qty, `${f}.qty`);
+      // In the line's unit at the line's own ratio: an approved order is received as it was committed,
+      // whatever has become of the item's conversions since.
+      const converted = await this.uoms.toBaseOfLine(item, { uomId: poLine.uomId, qty: poLine.qtyOrdered, qtyBase: poLine.qtyOrderedBase }, line.qty, `${f}.qty`);
       // In base units a receipt never adds up to more than the line ordered: a partial one posts its
       // quantity converted (rounded up) but at most what is left, and the one that completes the line
       // posts exactly its rest (as a shipment completing a sales line does). Beyond the open quantity is

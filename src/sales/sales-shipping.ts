@@ -73,7 +73,9 @@ export class SalesShipping {
         if (!item.lotTracked) throw invalidField(`${f}.lotId`, `must be empty: ${item.itemNo} is not lot-tracked`);
         checkLotOfItem(lots.find((l) => l.id === s.lotId), item, `${f}.lotId`);
       }
-      const converted = await this.uoms.toBase(item, line.uomId, s.qty, `${f}.qty`);
+      // In the line's unit at the line's own ratio: an open order ships as it was committed (and reserved),
+      // whatever has become of the item's conversions since.
+      const converted = await this.uoms.toBaseOfLine(item, line, s.qty, `${f}.qty`);
       const before = taken.get(line.id) ?? { qty: toQty(0), base: toQty(0) };
       const qty = before.qty.plus(s.qty);
       const left = toQty(line.qty).minus(line.qtyShipped);

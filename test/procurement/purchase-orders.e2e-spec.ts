@@ -185,6 +185,32 @@ describe('Purchase orders and receipts', () => {
     expect(Number(second.body.data.receiptNo.slice(3))).toBe(Number(first.body.data.receiptNo.slice(3)) + 1);
   });
 
+  it('receives an approved line at its own UOM ratio after the item\'s conversion changes or goes (the order finishes as committed)', async () => {
+    const BOX = f.uom('BOX');
+    const gone = await newItem(t, f.uom('EA'), { uomConversions: [{ uomId: BOX, factor: 12 }] });
+    const changed = await newItem(t, f.uom('EA'), { uomConversions: [{ uomId: BOX, factor: 12 }] });
+    const order = await purchaseOrderIn(t, 'approved', {
+      facilityId: f.facility.id,
+      lines: [{ itemId: gone.id, qtyOrdered: 2, uomId: BOX, unitPrice: 1 }, { itemId: changed.id, qtyOrdered: 3, uomId: BOX, unitPrice: 1 }],
+    });
+    const [first, second] = order.lines.map((l) => l.id);
+    const at = f.locations[1].id;
+    const posted = async (receiptId: string) => (await transactionsOf(t, receiptId)).data[0].lines.map((l) => [l.itemId, l.qtyDelta]);
+    await receive(order.id, [{ poLineId: first, qty: 1, locationId: at }, { poLineId: second, qty: 1, locationId: at }]);
+    await t.patch(`/v1/items/${gone.id}`, { uomConversions: [] }).expect(200);
+    await t.patch(`/v1/items/${changed.id}`, { uomConversions: [{ uomId: BOX, factor: 10 }] }).expect(200);
+    // Still in the line's unit: a BOX takes whole numbers, as when the line was written.
+    expect((await receive(order.id, [{ poLineId: first, qty: 0.5, locationId: at }], 400)).body.details).toEqual([expect.objectContaining({ field: 'lines[0].qty' })]);
+    // 24 / 2 and 36 / 3 base units per BOX, as ordered: not 400 for the conversion gone, nor 10 at the new factor.
+    const r2 = (await receive(order.id, [{ poLineId: first, qty: 1, locationId: at }, { poLineId: second, qty: 1, locationId: at }])).body.data;
+    expect(await posted(r2.id)).toEqual([[gone.id, 12], [changed.id, 12]]);
+    const r3 = (await receive(order.id, [{ poLineId: second, qty: 1, locationId: at }])).body.data;
+    expect(await posted(r3.id)).toEqual([[changed.id, 12]]);
+    expect(await onHand(t, { itemId: gone.id, locationId: at })).toBe(24);
+    expect(await onHand(t, { itemId: changed.id, locationId: at })).toBe(36);
+    expect((await t.get(`${PO}/${order.id}`).expect(200)).body.data).toMatchObject({ status: 'received', lines: [{ qtyReceived: 2 }, { qtyReceived: 3 }] });
+  });
+
   it('over-receipt is 409 over_receipt naming the line, and nothing is posted', async () => {
     const order = await purchaseOrderIn(t, 'sent', { facilityId: f.facility.id, itemId: f.item.id });
     const before = await onHand(t, { itemId: f.item.id, locationId: f.location.id });

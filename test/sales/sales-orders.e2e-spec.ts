@@ -361,6 +361,32 @@ describe('Sales orders', () => {
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 
+  it('ships an open line at its own UOM ratio after the item\'s conversion changes or goes (the order finishes as committed)', async () => {
+    const BOX = f.uom('BOX');
+    const gone = await stocked(24, { uomConversions: [{ uomId: BOX, factor: 12 }] });
+    const changed = await stocked(36, { uomConversions: [{ uomId: BOX, factor: 12 }] });
+    const opened = await salesOrderIn(t, 'open', {
+      facilityId: f.facility.id,
+      lines: [{ itemId: gone.id, qty: 2, uomId: BOX, unitPrice: 1 }, { itemId: changed.id, qty: 3, uomId: BOX, unitPrice: 1 }],
+    });
+    const [first, second] = opened.lines.map((l) => l.id);
+    const shipped = async () => (await transactionsOf(t, opened.id)).data[0].lines.map((l) => [l.itemId, l.qtyDelta]);
+    await ship(opened.id, [{ lineId: first, qty: 1 }, { lineId: second, qty: 1 }]);
+    await t.patch(`/v1/items/${gone.id}`, { uomConversions: [] }).expect(200);
+    await t.patch(`/v1/items/${changed.id}`, { uomConversions: [{ uomId: BOX, factor: 10 }] }).expect(200);
+    // Still in the line's unit: a BOX takes whole numbers, as when the line was written.
+    expect((await ship(opened.id, [{ lineId: first, qty: 0.5 }], 400)).body.details).toEqual([expect.objectContaining({ field: 'lines[0].qty' })]);
+    // 24 / 2 and 36 / 3 base units per BOX, as ordered: not 400 for the conversion gone, nor 10 at the new factor.
+    await ship(opened.id, [{ lineId: first, qty: 1 }, { lineId: second, qty: 1 }]);
+    expect(await shipped()).toEqual([[gone.id, -12], [changed.id, -12]]);
+    expect((await ship(opened.id, [{ lineId: second, qty: 1 }])).body.data).toMatchObject({ status: 'shipped', lines: [{ qtyShipped: 2 }, { qtyShipped: 3 }] });
+    expect(await shipped()).toEqual([[changed.id, -12]]);
+    expect(await onHand(t, { itemId: gone.id, locationId: f.location.id })).toBe(0);
+    expect(await onHand(t, { itemId: changed.id, locationId: f.location.id })).toBe(0);
+    expect(await holds(opened.id)).toEqual([]);
+    expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+  });
+
   it('cancel releases the holds of an open and of a partially shipped order; shipped stock stays shipped', async () => {
     const item = await stocked(10);
     const opened = await salesOrderIn(t, 'open', { facilityId: f.facility.id, lines: [{ itemId: item.id, qty: 3, unitPrice: 1 }] });
