@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, ErrorDetail, invalidField, unknownReference } from '../common/errors';
 import { UnitOfWork } from '../database/unit-of-work';
 import { num, sql as numeric, qty as toQty } from '../documents/quantity';
+import { given } from '../documents/fields';
 import { CatalogRefs } from '../documents/references.sql';
 import { UomConversion } from '../documents/uom-conversion.sql';
 import { LedgerService } from '../inventory/ledger/ledger.service';
@@ -99,7 +100,7 @@ export class GoodsReceiptsService {
         });
       } else {
         for (const k of ['locationId', 'statusId', 'lotNo', 'expiryDate', 'serialNos'] as const)
-          if (line[k] !== undefined) throw invalidField(`${f}.${k}`, `must not be given: ${item.itemNo} is a ${item.kind} item and carries no stock`);
+          if (given(line[k])) throw invalidField(`${f}.${k}`, `must not be given: ${item.itemNo} is a ${item.kind} item and carries no stock`);
       }
       const statusId = item.kind === 'stock' ? this.refs.status(statuses, line.statusId, `${f}.statusId`).id : null;
       rows.push({ poLine, qty, base, locationId: line.locationId ?? null, statusId });

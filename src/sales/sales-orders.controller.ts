@@ -82,7 +82,8 @@ export class SalesOrdersController {
       'allocations: where these do not cover the quantity, the hold is allocated first — at locationId (and lotId) when given, else its whole ' +
       'unallocated rest automatically, earliest expiry first. One `shipment` ledger transaction (sourceType sales_order, sourceId the order) ' +
       'for the whole call, in base units; the reservations count it as fulfilled (status fulfilled when complete). locationId, lotId and ' +
-      'serialNos are refused on non_stock and service lines (400), which just count as shipped. The order becomes shipped when every line ' +
+      'serialNos are refused on non_stock and service lines (400), which just count as shipped, and serialNos on items that are not ' +
+      'serial-tracked (null and an empty serialNos are taken as absent). The order becomes shipped when every line ' +
       `is fully shipped, else partially_shipped. An open order still ships after its customer, items or facility were deactivated. ${SHAPE}`,
   })
   async ship(@UuidParam('id', ID) id: string, @Body() body: ShipSalesOrderDto, @IfMatch() ifMatch?: number) {

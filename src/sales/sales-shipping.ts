@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { AppError, ErrorDetail, invalidField, unknownReference } from '../common/errors';
+import { given } from '../documents/fields';
 import { qty as toQty, sum } from '../documents/quantity';
 import { CatalogRefs, ItemRef } from '../documents/references.sql';
 import { checkLotOfItem } from '../documents/tracking';
@@ -64,9 +65,9 @@ export class SalesShipping {
       const item = items.get(line.itemId)!;
       if (!line.reservationId) {
         for (const k of ['locationId', 'lotId', 'serialNos'] as const)
-          if (s[k] !== undefined) throw invalidField(`${f}.${k}`, `must not be given: line ${line.lineNo} (${item.itemNo}, ${item.kind}) holds no stock`);
+          if (given(s[k])) throw invalidField(`${f}.${k}`, `must not be given: line ${line.lineNo} (${item.itemNo}, ${item.kind}) holds no stock`);
       }
-      if (s.serialNos && !item.serialTracked) throw invalidField(`${f}.serialNos`, `must be empty: ${item.itemNo} is not serial-tracked`);
+      if (given(s.serialNos) && !item.serialTracked) throw invalidField(`${f}.serialNos`, `must be empty: ${item.itemNo} is not serial-tracked`);
       // Shipping finishes committed work: an inactive location or item is not refused.
       if (s.locationId) this.refs.location(locations, s.locationId, `${f}.locationId`, 'committed', o.facilityId);
       if (s.lotId) {

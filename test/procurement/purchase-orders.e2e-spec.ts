@@ -291,6 +291,16 @@ describe('Purchase orders and receipts', () => {
     expect((await t.get(`${PO}/${order.id}/receipts`).expect(200)).body.data).toEqual([r.body.data]);
   });
 
+  it('receipt lines of non-stock items take JSON null and an empty serialNos as absent', async () => {
+    const service = await newItem(t, f.uom('EA'), { itemKind: 'service' });
+    const order = await purchaseOrderIn(t, 'approved', { facilityId: f.facility.id, lines: [{ itemId: service.id, qtyOrdered: 2, unitPrice: 5 }] });
+    const line = order.lines[0].id;
+    await receive(order.id, [{ poLineId: line, qty: 1, locationId: null, statusId: null, lotNo: null, expiryDate: null, serialNos: null }]);
+    const r = await receive(order.id, [{ poLineId: line, qty: 1, serialNos: [] }]);
+    expect(r.body.data).toMatchObject({ transactionId: null, lines: [{ locationId: null, statusId: null, serialNos: [] }] });
+    expect((await t.get(`${PO}/${order.id}`).expect(200)).body.data).toMatchObject({ status: 'received', lines: [{ qtyReceived: 2 }] });
+  });
+
   it('two receipts in parallel that together exceed the order: one succeeds, one is over_receipt; the database agrees', async () => {
     const item = await newItem(t, f.uom('EA'));
     const order = await purchaseOrderIn(t, 'sent', { facilityId: f.facility.id, itemId: item.id });

@@ -387,6 +387,17 @@ describe('Sales orders', () => {
     expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
   });
 
+  it('ship lines take JSON null as absent, and an empty serialNos as absent for items that are not serial-tracked', async () => {
+    const item = await stocked(5);
+    const goods = await newItem(t, f.uom('EA'), { itemKind: 'non_stock' });
+    const opened = await salesOrderIn(t, 'open', { facilityId: f.facility.id, lines: [{ itemId: item.id, qty: 3, unitPrice: 1 }, { itemId: goods.id, qty: 3, unitPrice: 1 }] });
+    const [line, extra] = opened.lines.map((l) => l.id);
+    await ship(opened.id, [{ lineId: line, qty: 1, serialNos: [] }, { lineId: extra, qty: 1, serialNos: [] }]);
+    await ship(opened.id, [{ lineId: line, qty: 1, locationId: null, lotId: null, serialNos: null }, { lineId: extra, qty: 1, locationId: null, lotId: null, serialNos: null }]);
+    expect(await order(opened.id)).toMatchObject({ status: 'partially_shipped', lines: [{ qtyShipped: 2 }, { qtyShipped: 2 }] });
+    expect(await onHand(t, { itemId: item.id, locationId: f.location.id })).toBe(3);
+  });
+
   it('cancel releases the holds of an open and of a partially shipped order; shipped stock stays shipped', async () => {
     const item = await stocked(10);
     const opened = await salesOrderIn(t, 'open', { facilityId: f.facility.id, lines: [{ itemId: item.id, qty: 3, unitPrice: 1 }] });
