@@ -33,7 +33,8 @@ export interface Exchange {
  * attempt as it ended, or undefined for one not made (also every one not finished when `stop` is called).
  */
 export interface Deliveries {
-  send(url: string, key: Buffer | Error, items: SendJob['items'], options: SendOptions): Promise<Array<Exchange | undefined>>;
+  /** `told`: hears, as the batch goes, of each attempt that ends without a 2xx and of each sender that has no more to start. */
+  send(url: string, key: Buffer | Error, items: SendJob['items'], options: SendOptions, told?: JobEvents): Promise<Array<Exchange | undefined>>;
   /** Ends the attempts in flight (answered as not made) and closes the kept-alive connections. */
   stop(): Promise<void>;
 }
@@ -43,9 +44,24 @@ export function sendJob(id: number, url: string, key: Buffer | Error, items: Sen
   return { kind: 'send', id, url, items, ...options, key: key instanceof Error ? null : new Uint8Array(key), keyError: key instanceof Error ? key.message : null };
 }
 
+/**
+ * What a batch tells as it goes (before it resolves): `failed(i, x)`, the attempt of `items[i]` ended without
+ * a 2xx; `idle()`, one of its senders has no more attempts to start (once per sender; the senders a batch of
+ * fewer items than `concurrency` never needs are told at once).
+ */
+export interface JobEvents<X = Exchange> {
+  failed?(index: number, x: X): void;
+  idle?(): void;
+}
+
+/** An attempt as runJob answers it, as the dispatcher takes it. */
+export const exchangeOf = (x: Exchanged): Exchange => ({ result: x.result, attemptedAt: new Date(x.attemptedAt), answeredAt: new Date(x.answeredAt) });
+
 /** runJob's answer as the dispatcher takes it. */
-export const exchanges = (results: Array<Exchanged | null>): Array<Exchange | undefined> =>
-  results.map((x) => (x ? { result: x.result, attemptedAt: new Date(x.attemptedAt), answeredAt: new Date(x.answeredAt) } : undefined));
+export const exchanges = (results: Array<Exchanged | null>): Array<Exchange | undefined> => results.map((x) => (x ? exchangeOf(x) : undefined));
+
+/** Whether an attempt ended without a 2xx. */
+export const failed = (x: Exchanged): boolean => x.result.status === null || x.result.status < 200 || x.result.status >= 300;
 
 /**
  * The attempts made on the service's event loop (the default): an attempt's request costs about what an
@@ -57,10 +73,12 @@ export class InlineDeliveries implements Deliveries {
 
   constructor(private readonly allowedHosts: readonly string[]) {}
 
-  async send(url: string, key: Buffer | Error, items: SendJob['items'], options: SendOptions): Promise<Array<Exchange | undefined>> {
+  async send(url: string, key: Buffer | Error, items: SendJob['items'], options: SendOptions, told?: JobEvents): Promise<Array<Exchange | undefined>> {
     if (this.stopping.signal.aborted) return items.map(() => undefined);
     try {
-      return exchanges(await runJob(sendJob(0, url, key, items, options), this.allowedHosts, this.stopping.signal));
+      const job = sendJob(0, url, key, items, options);
+      const events: JobEvents<Exchanged> = { failed: told?.failed && ((i, x) => told.failed!(i, exchangeOf(x))), idle: told?.idle && (() => told.idle!()) };
+      return exchanges(await runJob(job, this.allowedHosts, this.stopping.signal, events));
     } catch {
       return items.map(() => undefined); // not made, as when the delivery thread fails: recorded pending, made again
     }
@@ -87,6 +105,9 @@ export interface SentJob {
   results: Array<Exchanged | null>;
 }
 
+/** What a job tells as it goes (JobEvents), from the delivery thread. */
+export type JobEvent = { kind: 'failed'; id: number; index: number; x: Exchanged } | { kind: 'idle'; id: number };
+
 /** One attempt: the target checked again, the signed POST to the checked address. Null when `stopping` has been aborted. */
 async function exchange(job: SendJob, eventId: string, body: string, allowedHosts: readonly string[], stopping: AbortSignal): Promise<Exchanged | null> {
   let result: SendResult;
@@ -106,18 +127,25 @@ async function exchange(job: SendJob, eventId: string, body: string, allowedHost
   return stopping.aborted ? null : { result, attemptedAt, answeredAt: Date.now() };
 }
 
-/** A job's attempts, `concurrency` at a time, in its items' order; none starts after a 410 (the webhook is turned off), past `sendBy` or once `stopping` is aborted. */
-export async function runJob(job: SendJob, allowedHosts: readonly string[], stopping: AbortSignal): Promise<Array<Exchanged | null>> {
+/**
+ * A job's attempts, `concurrency` at a time, in its items' order; none starts after a 410 (the webhook is
+ * turned off), past `sendBy` or once `stopping` is aborted; `told` hears of them as they go (JobEvents).
+ */
+export async function runJob(job: SendJob, allowedHosts: readonly string[], stopping: AbortSignal, told: JobEvents<Exchanged> = {}): Promise<Array<Exchanged | null>> {
   const results: Array<Exchanged | null> = new Array<Exchanged | null>(job.items.length).fill(null);
   let next = 0;
   let gone = false;
+  const senders = Math.max(1, Math.min(job.concurrency, job.items.length));
+  for (let unneeded = job.concurrency - senders; unneeded > 0; unneeded--) told.idle?.();
   await Promise.all(
-    Array.from({ length: Math.max(1, Math.min(job.concurrency, job.items.length)) }, async () => {
+    Array.from({ length: senders }, async () => {
       while (!gone && !stopping.aborted && next < job.items.length && Date.now() < job.sendBy) {
         const i = next++;
-        results[i] = await exchange(job, job.items[i].eventId, job.items[i].body, allowedHosts, stopping);
-        if (results[i]?.result.status === 410) gone = true;
+        const x = (results[i] = await exchange(job, job.items[i].eventId, job.items[i].body, allowedHosts, stopping));
+        if (x?.result.status === 410) gone = true;
+        if (x && told.failed && failed(x)) told.failed(i, x);
       }
+      told.idle?.();
     }),
   );
   return results;

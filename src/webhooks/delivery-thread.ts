@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { Deliveries, Exchange, exchanges, SendJob, SendOptions, SentJob, sendJob } from './delivery-jobs';
+import { Deliveries, Exchange, exchangeOf, exchanges, JobEvent, JobEvents, SendJob, SendOptions, SentJob, sendJob } from './delivery-jobs';
 
 /** How long a stopping service waits for the thread's attempts in flight to end (they are aborted at once). */
 const STOP_WAIT_MS = 5_000;
@@ -19,20 +19,20 @@ const STOP_WAIT_MS = 5_000;
 export class DeliveryThread implements Deliveries {
   private readonly logger = new Logger(DeliveryThread.name);
   private worker?: Worker;
-  private readonly jobs = new Map<number, { size: number; resolve: (r: Array<Exchange | undefined>) => void }>();
+  private readonly jobs = new Map<number, { size: number; resolve: (r: Array<Exchange | undefined>) => void; told?: JobEvents }>();
   private nextId = 1;
   private stopped = false;
 
   constructor(private readonly allowedHosts: readonly string[]) {}
 
   /** See Deliveries. */
-  send(url: string, key: Buffer | Error, items: SendJob['items'], options: SendOptions): Promise<Array<Exchange | undefined>> {
+  send(url: string, key: Buffer | Error, items: SendJob['items'], options: SendOptions, told?: JobEvents): Promise<Array<Exchange | undefined>> {
     if (this.stopped) return Promise.resolve(items.map(() => undefined));
     const id = this.nextId++;
     const job = sendJob(id, url, key, items, options);
     const worker = this.thread();
     return new Promise((resolve) => {
-      this.jobs.set(id, { size: items.length, resolve });
+      this.jobs.set(id, { size: items.length, resolve, told });
       worker.postMessage(job);
     });
   }
@@ -68,15 +68,17 @@ export class DeliveryThread implements Deliveries {
     const worker = new Worker(join(__dirname, 'delivery-worker.js'), {
       workerData: { allowedHosts: [...this.allowedHosts] },
       // Its heap holds the batches in flight (a segment's bodies are at most 2 MiB: SEGMENT_MAX_BYTES in
-      // webhook-dispatcher.ts) and the keep-alive connections. A process-wide --max-semi-space-size (as
+      // segment-lease.ts) and the keep-alive connections. A process-wide --max-semi-space-size (as
       // start:prod's) overrides the young generation's limit here: the thread's new space then grows to
       // twice that flag (bench/README, eleventh round).
       resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 },
     });
     worker.unref();
-    worker.on('message', (m: SentJob) => {
+    worker.on('message', (m: SentJob | JobEvent) => {
       const job = this.jobs.get(m.id);
       if (!job) return;
+      if (m.kind === 'failed') return job.told?.failed?.(m.index, exchangeOf(m.x));
+      if (m.kind === 'idle') return job.told?.idle?.();
       this.jobs.delete(m.id);
       job.resolve(exchanges(m.results));
     });

@@ -1,18 +1,17 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
-import type { EntityManager } from 'typeorm';
 import { ACROSS_TENANTS, BackgroundJob } from '../common/background-job';
 import { Settings } from '../config/settings';
 import { UnitOfWork } from '../database/unit-of-work';
-import { typeFilterOf } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
 import { DeliverySlots } from './delivery-slots';
-import { Deliveries, Exchange, InlineDeliveries } from './delivery-jobs';
+import { Deliveries, InlineDeliveries } from './delivery-jobs';
 import { DeliveryThread } from './delivery-thread';
-import { MadeAttempt, segmentRecords } from './attempt-records';
+import { EarlyFailures, MadeAttempt, segmentRecords } from './attempt-records';
 import { MAX_ATTEMPTS, outcomeOf } from './retry-schedule';
 import { SecretBox } from './secret-box';
-import { AttemptOutcome, AttemptRecord, claimDueAttempts, claimTurn, ClaimedAttempt, FeedPosition, finishAttempts, LeasedSegment, leaseExpiredSegment, leaseNewSegment, isSegmentEvent, lockForLease, readSegmentFeed, recordSegment, SegmentEvent, tenantsWithDueAttempts, webhooksWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
+import { LEASE_SECONDS, leaseSegment, SegmentToSend } from './segment-lease';
+import { AttemptOutcome, AttemptRecord, claimDueAttempts, claimTurn, ClaimedAttempt, finishAttempts, recordSegment, recordSegmentEarly, tenantsWithDueAttempts, webhooksWithDueAttempts, webhooksWithEvents } from './webhooks.sql';
 
 /** An attempt's outcome waiting to be recorded, and the attempt's wait for it. */
 interface PendingRecord {
@@ -24,37 +23,8 @@ interface PendingRecord {
 
 /** Recorded as the user of the workers' units of work. */
 export const WEBHOOK_JOB_USER = 'system:webhooks';
-/** Events read from the feed per statement, reads per lease, and a segment's most events and body bytes (at least one event). */
-const FEED_READ = 500;
-const FEED_READS = 10;
-const SEGMENT_MAX = 200;
-const SEGMENT_MAX_BYTES = 2 * 1024 * 1024;
 const MAX_WEBHOOKS_PER_RUN = 1000;
 const MAX_TENANTS_PER_RUN = 1000;
-/**
- * How long a lease (a claimed retry, a segment of the feed) is this process's (seconds): longer than an
- * attempt can take (20 s: the target's DNS check, 5 s, and the 15 s answer timeout). A process that dies
- * mid-attempt leaves it to be made again once this has passed.
- */
-const LEASE_SECONDS = 60;
-/**
- * A segment's sends start at most this long after its lease was taken; the rest are recorded pending (made
- * by the retry path). Each attempt ends long before the lease does, and a failure is recorded, with its
- * retry, at most about 20 s after it (the first retry is due 5 s after the failure).
- */
-const SEGMENT_SENDING_MS = 5_000;
-
-/** A leased segment with what sending it takes: the webhook's target and secret, and the segment's events of the webhook's types. */
-interface SegmentToSend {
-  segment: LeasedSegment;
-  url: string;
-  secretCiphertext: string;
-  events: SegmentEvent[];
-  /** When its sends must have started (Date.now() milliseconds). */
-  sendBy: number;
-}
-
-const isAfter = (e: FeedPosition, p: FeedPosition) => BigInt(e.txid) > BigInt(p.txid) || (e.txid === p.txid && BigInt(e.seq) > BigInt(p.seq));
 
 /**
  * Delivers the event feed to webhooks, in the service process (WEBHOOKS_ENABLED), every WEBHOOK_POLL_MS:
@@ -63,8 +33,8 @@ const isAfter = (e: FeedPosition, p: FeedPosition) => BigInt(e.txid) > BigInt(p.
  *    events (below the feed's horizon, as GET /v1/events reads it), one transaction locks the webhook (SKIP
  *    LOCKED: one lease at a time per webhook), moves its feed position past up to SEGMENT_MAX events of its
  *    types and leases that segment to this process. The segment's events are sent (Deliveries),
- *    a few at once; then one statement deletes the segment (only while the lease is still ours) and inserts
- *    each attempt as it ended, with the retries it schedules. One row write and a share of two commits per
+ *    a few at once (failures recorded as they come: EarlyFailures); then one statement deletes the segment (only
+ *    while the lease is still ours) and inserts each attempt as it ended, with the retries it schedules. One row write and a share of two commits per
  *    event. A segment whose process died is leased again once its lease has run out, and sent again whole
  *    (what a lost answer explains). A 410, a stopping service, a failed delivery thread or the end of the
  *    segment's sending time ends it early: its unsent events are recorded as pending first attempts.
@@ -174,11 +144,9 @@ export class WebhookDispatcher extends BackgroundJob {
         if (own > 0) this.waiting.add(tenantId); // its loops end after their segment: this one gets slots at the next run
         continue;
       }
-      this.slots.take(tenantId, webhookId, slots, true);
       const feeding = this.feedWebhook(tenantId, webhookId, slots)
         .catch((err: unknown) => this.logger.warn({ err }, `webhook ${webhookId}: sending its feed failed; the next run retries (a leased segment once its lease runs out)`))
         .finally(() => {
-          this.slots.give(tenantId, webhookId, slots, true);
           this.feeding.delete(key);
           if (this.retriesFirst(tenantId, webhookId)) this.refill();
         });
@@ -191,78 +159,55 @@ export class WebhookDispatcher extends BackgroundJob {
   /**
    * The webhook's feed, a segment at a time, with `senders` attempts at once: lease, send, record, while
    * there is a segment. The record commits on its own (a failure to lease the next one cannot undo it).
+   * A sender with nothing more to start in its segment gives its slot back at once (a retry recorded
+   * early may need it); the next segment takes them again as far as there is room.
    */
   private async feedWebhook(tenantId: string, webhookId: string, senders: number): Promise<void> {
-    while (!this.stopping.signal.aborted) {
-      const leaseTakenAt = Date.now();
-      const leased = await this.inUnitOfWork(tenantId, (m) => this.leaseSegment(m, tenantId, webhookId, leaseTakenAt));
-      if (!leased) return;
-      const { records, made } = await this.sendSegment(tenantId, webhookId, leased, senders);
-      const gone = made.some((x) => x.outcome.gone);
-      const recorded = await this.inUnitOfWork(tenantId, (m) => recordSegment(m, tenantId, leased.segment, records, gone));
-      if (!recorded) {
-        this.logger.warn(`webhook ${webhookId}: segment ${leased.segment.id} not recorded: its lease had run out (another process sends it again) or the webhook was deleted`);
-        return;
+    let held = 0;
+    try {
+      while (!this.stopping.signal.aborted) {
+        const more = Math.min(senders - held, this.slots.free(), this.slots.tenantRoom(tenantId), this.slots.webhookRoom(tenantId, webhookId));
+        if (more > 0) this.slots.take(tenantId, webhookId, more, true);
+        held += Math.max(0, more);
+        if (held <= 0) return;
+        if (!(await this.feedSegment(tenantId, webhookId, held, () => (held--, this.slots.give(tenantId, webhookId, 1, true))))) return;
       }
-      for (const x of made) this.counted(webhookId, x.eventId, 1, x.outcome, x.occurredAt, x.answeredAt);
-      if (gone || this.waiting.has(tenantId) || this.retriesFirst(tenantId, webhookId)) return;
+    } finally {
+      this.slots.give(tenantId, webhookId, held, true);
     }
   }
 
-  /**
-   * Leases a segment of the webhook's feed: one a dead process left, else the next events of its types
-   * (moving its position past events of other types on the way). None: nothing to send, the webhook is off,
-   * or another process is leasing.
-   */
-  private async leaseSegment(m: EntityManager, tenantId: string, webhookId: string, takenAt: number): Promise<SegmentToSend | undefined> {
-    const [hook] = await lockForLease(m, tenantId, webhookId);
-    if (!hook) return undefined;
-    const filter = typeFilterOf(hook.types);
-    const toSend = (segment: LeasedSegment, events: SegmentEvent[]) => ({ segment, url: hook.url, secretCiphertext: hook.secret_ciphertext, events, sendBy: takenAt + SEGMENT_SENDING_MS });
-    if (hook.expired) {
-      const segment = await leaseExpiredSegment(m, tenantId, webhookId, LEASE_SECONDS);
-      if (segment) {
-        const rows = await readSegmentFeed(m, tenantId, segment.after, filter, FEED_READ);
-        return toSend(segment, rows.filter((e): e is SegmentEvent => isSegmentEvent(e) && !isAfter(e, segment.last)));
-      }
+  /** Leases, sends and records one segment of the webhook's feed; false when there is none, or when the feed is to yield. */
+  private async feedSegment(tenantId: string, webhookId: string, senders: number, idle: () => void): Promise<boolean> {
+    const leaseTakenAt = Date.now();
+    const leased = await this.inUnitOfWork(tenantId, (m) => leaseSegment(m, tenantId, webhookId, leaseTakenAt));
+    if (!leased) return false;
+    const { records, made } = await this.sendSegment(tenantId, webhookId, leased, senders, idle);
+    const gone = made.some((x) => x.outcome.gone);
+    const recorded = await this.inUnitOfWork(tenantId, (m) => recordSegment(m, tenantId, leased.segment, records, gone));
+    if (!recorded) {
+      this.logger.warn(`webhook ${webhookId}: segment ${leased.segment.id} not recorded: its lease had run out (another process sends it again) or the webhook was deleted`);
+      return false;
     }
-    let after: FeedPosition = { txid: hook.feed_txid, seq: hook.feed_seq };
-    for (let read = 0; read < FEED_READS; read++) {
-      const rows = await readSegmentFeed(m, tenantId, after, filter, FEED_READ);
-      if (!rows.length) return undefined;
-      const events: SegmentEvent[] = [];
-      let bytes = 0;
-      let last: FeedPosition = rows[rows.length - 1];
-      for (const e of rows) {
-        if (!isSegmentEvent(e)) continue;
-        if (events.length && bytes + e.body.length > SEGMENT_MAX_BYTES) {
-          last = events[events.length - 1];
-          break;
-        }
-        events.push(e);
-        bytes += e.body.length;
-        if (events.length === SEGMENT_MAX) {
-          last = e;
-          break;
-        }
-      }
-      const position = { txid: last.txid, seq: last.seq };
-      const segment = await leaseNewSegment(m, tenantId, webhookId, { after, last: position }, events.length > 0, LEASE_SECONDS);
-      if (segment) return toSend(segment, events);
-      if (rows.length < FEED_READ) return undefined;
-      after = position;
-    }
-    return undefined;
+    for (const x of made) this.counted(webhookId, x.eventId, 1, x.outcome, x.occurredAt, x.answeredAt);
+    return !(gone || this.waiting.has(tenantId) || this.retriesFirst(tenantId, webhookId));
   }
 
   /**
-   * Sends a segment's events, `senders` at once (none starts after a 410 or past its sendBy), and returns its
-   * attempts as they are to be recorded, and those made with their outcomes (segmentRecords).
+   * Sends a segment's events, `senders` at once (none starts after a 410 or past its sendBy), its failures
+   * recorded as they come while it sends (EarlyFailures), and returns the rest of its attempts as they are to
+   * be recorded, and those made with their outcomes (segmentRecords).
    */
-  private async sendSegment(tenantId: string, webhookId: string, s: SegmentToSend, senders: number): Promise<{ records: AttemptRecord[]; made: MadeAttempt[] }> {
+  private async sendSegment(tenantId: string, webhookId: string, s: SegmentToSend, senders: number, idle: () => void): Promise<{ records: AttemptRecord[]; made: MadeAttempt[] }> {
     const key = this.signingKey(s.secretCiphertext, tenantId, webhookId);
-    const made = await this.deliveries.send(s.url, key, s.events.map((e) => ({ eventId: e.id, body: e.body })), { concurrency: senders, sendBy: s.sendBy });
-    return segmentRecords(s.events, made, this.settings.WEBHOOK_BACKOFF_SCALE);
+    const early = new EarlyFailures(s.events, this.settings.WEBHOOK_BACKOFF_SCALE, async (records, made) => {
+      const recorded = await this.inUnitOfWork(tenantId, (m) => recordSegmentEarly(m, tenantId, s.segment, records));
+      if (recorded) for (const x of made) this.counted(webhookId, x.eventId, 1, x.outcome, x.occurredAt, x.answeredAt);
+      return recorded;
+    });
+    const items = s.events.map((e) => ({ eventId: e.id, body: e.body }));
+    const made = await this.deliveries.send(s.url, key, items, { concurrency: senders, sendBy: s.sendBy }, { failed: (i, x) => early.failed(i, x), idle });
+    return segmentRecords(s.events, made, this.settings.WEBHOOK_BACKOFF_SCALE, await early.end());
   }
 
   /**

@@ -175,12 +175,39 @@ export interface AttemptRecord {
  * the lease ran out and the segment is another process's now, or the webhook was deleted).
  */
 export async function recordSegment(m: EntityManager, tenantId: string, segment: LeasedSegment, records: AttemptRecord[], gone: boolean): Promise<boolean> {
+  return insertAttempts(m, tenantId, segment, records, { end: true, gone });
+}
+
+/**
+ * Records some of a segment's attempts while the rest are still in flight (failures whose retries would
+ * otherwise wait for the segment's slowest answer), keeping the segment and its lease; only while the lease
+ * is this process's. A segment leased again after its process died leaves out the events recorded so
+ * (recordedEvents). Returns whether they were recorded.
+ */
+export function recordSegmentEarly(m: EntityManager, tenantId: string, segment: LeasedSegment, records: AttemptRecord[]): Promise<boolean> {
+  return insertAttempts(m, tenantId, segment, records, { end: false, gone: false });
+}
+
+/** Which of `eventIds` have attempts recorded for the webhook (of a segment recorded early in part). */
+export async function recordedEvents(m: EntityManager, tenantId: string, webhookId: string, eventIds: string[]): Promise<Set<string>> {
+  if (!eventIds.length) return new Set();
+  const rows: Array<{ event_id: string }> = await query(
+    m,
+    sql`SELECT DISTINCT event_id FROM webhook_deliveries
+         WHERE tenant_id = ${tenantId} AND webhook_id = ${webhookId} AND event_id = ANY(${eventIds}::uuid[])`,
+    GENERIC,
+  );
+  return new Set(rows.map((r) => r.event_id));
+}
+
+async function insertAttempts(m: EntityManager, tenantId: string, segment: LeasedSegment, records: AttemptRecord[], { end, gone }: { end: boolean; gone: boolean }): Promise<boolean> {
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
+  const ours = end
+    ? sql`DELETE FROM webhook_segments WHERE tenant_id = ${tenantId} AND id = ${segment.id} AND lease = ${segment.lease} RETURNING webhook_id`
+    : sql`SELECT webhook_id FROM webhook_segments WHERE tenant_id = ${tenantId} AND id = ${segment.id} AND lease = ${segment.lease} FOR UPDATE`;
   const rows: Array<{ webhook_id: string }> = await query(
     m,
-    sql`WITH seg AS (
-          DELETE FROM webhook_segments WHERE tenant_id = ${tenantId} AND id = ${segment.id} AND lease = ${segment.lease}
-          RETURNING webhook_id),
+    sql`WITH seg AS (${ours}),
         ins AS (
           INSERT INTO webhook_deliveries (tenant_id, webhook_id, event_id, event_type, occurred_at, attempt, status, response_status,
                                           response_body, error, attempted_at, next_attempt_at, body, created_at)

@@ -102,6 +102,30 @@ describe('webhook delivery', () => {
     expect((await deliveries(t, hook.id, `eventId=${attempts[0].eventId}&status=failed`)).map((a) => a.attempt)).toEqual([1]);
   });
 
+  it("a failure's retry does not wait for a slow answer to another event of its segment: it is recorded as it fails", async () => {
+    const t = await newTenant(ctx);
+    const { r, hook, events } = await offWhileAdjusting(t, 2);
+    // One segment of two events, sent at once: the first to arrive fails at once, the other is answered after 6 s.
+    let failing: string | undefined;
+    r.answer = (x) => {
+      failing ??= x.headers['webhook-id'];
+      if (x.headers['webhook-id'] !== failing) return { status: 204, delayMs: 6000 };
+      return r.of(failing).length === 1 ? { status: 500 } : { status: 204 };
+    };
+    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
+    await r.until(() => r.received.length >= 3, 15_000);
+    const [first, retry] = r.of(failing!);
+    const slow = r.received.find((x) => x.headers['webhook-id'] !== failing)!;
+    // The retry (due 50 ms after the failure, scaled) came about a second later, long before the slow answer.
+    expect(retry.at - first.at).toBeLessThan(3000);
+    expect(retry.at).toBeLessThan(slow.at + 5000);
+    const attempts = await attemptsUntil(t, hook.id, (d) => d.length === 3 && d.every((a) => a.status === 'delivered' || a.attempt === 1));
+    expect(attempts.map((a) => [a.eventId === failing, a.attempt, a.status]).sort()).toEqual([[false, 1, 'delivered'], [true, 1, 'failed'], [true, 2, 'delivered']]);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(r.received.map((x) => x.headers['webhook-id']).sort()).toEqual([...events, failing].sort());
+    expect((await ctx.db.query(`SELECT count(*)::int AS n FROM webhook_segments WHERE tenant_id = $1`, [t.tenantId]))[0].n).toBe(0);
+  });
+
   it('Retry-After is honoured (seconds and HTTP date), beyond the scaled-down schedule', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
