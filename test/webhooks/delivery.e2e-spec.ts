@@ -222,6 +222,39 @@ describe('webhook delivery', () => {
     expect((await ctx.db.query(`SELECT count(*)::int AS n FROM webhook_segments WHERE tenant_id = $1`, [t.tenantId]))[0].n).toBe(0);
   });
 
+  it('a segment taken over from a dead process leaves out the events that process recorded early (their retries are rows of their own)', async () => {
+    const t = await newTenant(ctx);
+    const { r, hook, events } = await offWhileAdjusting(t, 3);
+    // The dead process had leased the three and recorded the first one's failure early, its retry due in an hour.
+    const [segment] = await ctx.db.query(
+      `WITH last AS (SELECT txid, seq FROM events WHERE tenant_id = $1 ORDER BY txid DESC, seq DESC LIMIT 1),
+            seg AS (INSERT INTO webhook_segments (tenant_id, id, webhook_id, after_txid, after_seq, last_txid, last_seq, lease, leased_until)
+                    SELECT w.tenant_id, gen_random_uuid(), w.id, w.feed_txid, w.feed_seq, last.txid, last.seq, gen_random_uuid(), now() - interval '1 second'
+                      FROM webhooks w, last WHERE w.tenant_id = $1 AND w.id = $2 RETURNING id, last_txid, last_seq),
+            moved AS (UPDATE webhooks w SET feed_txid = seg.last_txid, feed_seq = seg.last_seq FROM seg WHERE w.tenant_id = $1 AND w.id = $2 RETURNING seg.id)
+       SELECT id FROM moved`,
+      [t.tenantId, hook.id],
+    );
+    expect(segment).toBeDefined();
+    await ctx.db.query(
+      `INSERT INTO webhook_deliveries (tenant_id, webhook_id, event_id, event_type, occurred_at, attempt, status, response_status, error, attempted_at, next_attempt_at, body)
+       SELECT e.tenant_id, $2, e.id, e.type, e.occurred_at, a.n, a.status, a.code, a.error, a.at, now() + interval '1 hour', a.body
+         FROM events e,
+              (VALUES (1, 'failed', 500, 'answered 500', now(), NULL), (2, 'pending', NULL, NULL, NULL, '{}')) AS a(n, status, code, error, at, body)
+        WHERE e.tenant_id = $1 AND e.id = $3`,
+      [t.tenantId, hook.id, events[0]],
+    );
+    await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
+    await r.until(() => r.received.length >= 2);
+    const attempts = await attemptsUntil(t, hook.id, (d) => d.filter((a) => a.status === 'delivered').length === 2);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(r.received.map((x) => x.headers['webhook-id']).sort()).toEqual([events[1], events[2]].sort());
+    expect(attempts.map((a) => [a.eventId, a.attempt, a.status]).sort()).toEqual(
+      [[events[0], 1, 'failed'], [events[0], 2, 'pending'], [events[1], 1, 'delivered'], [events[2], 1, 'delivered']].sort(),
+    );
+    expect((await ctx.db.query(`SELECT count(*)::int AS n FROM webhook_segments WHERE tenant_id = $1`, [t.tenantId]))[0].n).toBe(0);
+  });
+
   it('a slow receiver: sends stop starting 5 s into a segment, the rest are recorded pending and each is made once', async () => {
     const t = await newTenant(ctx);
     const { r, hook, events } = await offWhileAdjusting(t, 48);
