@@ -5,6 +5,11 @@ import { toInteger } from '../common/pagination';
 
 export const FEED_MAX_LIMIT = 500;
 export const FEED_DEFAULT_LIMIT = 100;
+/**
+ * Most events one page of the feed reads when `types` filters it: a filter that matches little or nothing
+ * must not make a request read the tenant's whole feed. The page's cursor moves past what it read.
+ */
+export const FEED_SCAN = 10 * FEED_MAX_LIMIT;
 /** Most entries `types` may list. */
 export const MAX_TYPES = 20;
 /** One entry of `types`: an exact type (`stock.changed`) or a prefix (`stock.*`). */
@@ -12,7 +17,7 @@ export const TYPE_PATTERN = /^[a-z_]{1,40}\.(?:[a-z_]{1,40}|\*)$/;
 
 /** `GET /v1/events?after=&types=&limit=` (CONTRACT §9). */
 export class EventFeedQuery {
-  @ApiPropertyOptional({ description: 'a `nextCursor` of an earlier page; absent: from the oldest event kept' })
+  @ApiPropertyOptional({ description: 'a `nextCursor` of an earlier page; absent: from the start of what the feed keeps (after the newest event the retention job deleted)' })
   @IsOptional() @IsString() @MaxLength(100)
   after?: string;
 

@@ -1,16 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { AppError, invalidField } from '../common/errors';
 import { UnitOfWork } from '../database/unit-of-work';
-import { EventFeedQuery, MAX_TYPES, TYPE_PATTERN } from './events.dto';
-import { EventRow, readFeed } from './events.sql';
+import { EventFeedQuery, FEED_SCAN, MAX_TYPES, TYPE_PATTERN } from './events.dto';
+import { EventRow, FeedPosition as Position, prunedTo, readFeed } from './events.sql';
 
-/** A feed position: the writing transaction's id and the event's sequence number. */
-interface Position {
-  txid: string;
-  seq: string;
-}
-
-const START: Position = { txid: '0', seq: '0' };
 const CURSOR_PREFIX = 'ev1_';
 const BIGINT_MAX = 2n ** 63n - 1n;
 
@@ -31,24 +24,25 @@ export class EventsService {
   constructor(private readonly uow: UnitOfWork) {}
 
   async feed(q: EventFeedQuery) {
-    const after = q.after === undefined ? START : decodeCursor(q.after);
-    if (!after) throw invalidField('after', 'is not a cursor of the event feed (use a nextCursor it returned)');
-    const rows = await readFeed(this.uow.manager, this.uow.tenantId, { ...after, fromCursor: q.after !== undefined }, typeFilter(q.types), q.limit);
-    if (rows[0]?.expired) {
+    const after = q.after === undefined ? undefined : decodeCursor(q.after);
+    if (q.after !== undefined && !after) throw invalidField('after', 'is not a cursor of the event feed (use a nextCursor it returned)');
+    const filter = typeFilter(q.types);
+    // Unfiltered, every event read is on the page; filtered, a page reads at most FEED_SCAN events.
+    const read = filter.exact.length || filter.prefixes.length ? Math.max(FEED_SCAN, q.limit) : q.limit;
+    // Without a cursor, the feed starts after what the retention job has deleted (readFeed).
+    const from = after ? { ...after, cursor: true } : { ...(await prunedTo(this.uow.manager, this.uow.tenantId)), cursor: false };
+    const page = await readFeed(this.uow.manager, this.uow.tenantId, from, filter, { limit: q.limit, read });
+    if (page.expired) {
       throw new AppError(410, 'cursor_expired', 'Events after this cursor were deleted (older than the retention of events); start again without after');
     }
-    const events = rows.filter((r): r is EventRow & { id: string } => r.id !== null);
-    const last = events[events.length - 1];
-    return {
-      data: events.map(eventView),
-      nextCursor: encodeCursor(last ? { txid: last.txid!, seq: last.seq! } : after),
-      limit: q.limit,
-    };
+    // The position the read covered, not only its last event: the next poll goes on after what this one
+    // passed over (events of other types, the deleted start of the feed).
+    return { data: page.events.map(eventView), nextCursor: encodeCursor(page.next), limit: q.limit };
   }
 }
 
 /** An event of the feed as GET /v1/events answers it (and webhooks deliver it). */
-export const eventView = (e: EventRow & { id: string }) => ({
+export const eventView = (e: EventRow) => ({
   id: e.id,
   type: e.type,
   occurredAt: e.occurred_at,

@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import type * as EventsDtoModule from '../../src/events/events.dto';
 import type * as RetentionModule from '../../src/events/retention-job';
 import type * as ExpiryJobModule from '../../src/inventory/ledger/expiry-job';
 import { fromDist, nativeRequire } from '../support/dist';
 import { ALL, newTenant, startApp, Tenant, TestContext, testDatabaseUrl } from '../support/app';
 import { adjust, inventoryFixture, lapseReservations, tenantWithStock } from '../support/fixtures';
-import { Db, drainFeed, FeedEvent, feedCaughtUp } from '../support/feed';
+import { Db, drainFeed, FeedEvent, feedCaughtUp, untilFeedCaughtUp } from '../support/feed';
 import { ISO_MS, UUID } from '../support/matchers';
 
 type PgClient = { connect(): Promise<void>; query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>; end(): Promise<void> };
 const { Client } = nativeRequire('pg') as { Client: new (o: { connectionString: string }) => PgClient };
 const { EventRetentionJob } = fromDist<typeof RetentionModule>('events/retention-job');
 const { ExpiryJob } = fromDist<typeof ExpiryJobModule>('inventory/ledger/expiry-job');
+const { FEED_SCAN } = fromDist<typeof EventsDtoModule>('events/events.dto');
 
 interface FeedPage {
   data: FeedEvent[];
@@ -28,6 +30,20 @@ const caughtUp = (t: Tenant) => feedCaughtUp(db, t.tenantId);
 
 /** Every event after `after`, once the feed has caught up with the tenant (never while this spec holds a transaction open: use `page` then). */
 const drain = (t: Tenant, after?: string, limit?: number) => drainFeed(db, t, after, limit);
+
+/** Ages the given events of `t` past EVENT_RETENTION_DAYS (30) and runs the retention job, as its hourly run would. */
+async function prune(ctx: TestContext, t: Tenant, events: FeedEvent[]): Promise<void> {
+  await ctx.db.query(`UPDATE events SET occurred_at = occurred_at - interval '31 days' WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [t.tenantId, events.map((e) => e.id)]);
+  expect(await ctx.app.get(EventRetentionJob).runOnce()).toBeGreaterThanOrEqual(events.length);
+}
+
+/** The feed position (txid, seq) of the `n`th event (1-based) of `t` in feed order, as a cursor encodes it. */
+async function positionOf(t: Tenant, n: number): Promise<string> {
+  const [row] = await db.query(`SELECT txid::text || '.' || seq::text AS p FROM events WHERE tenant_id = $1 ORDER BY txid, seq OFFSET $2 LIMIT 1`, [t.tenantId, n - 1]);
+  return row.p as string;
+}
+
+const positionIn = (cursor: string) => Buffer.from(cursor.slice('ev1_'.length), 'base64url').toString();
 
 /**
  * A resource event written from outside the service, through the same INSERT the service uses, in a
@@ -265,6 +281,100 @@ describe('the event feed', () => {
     const { events } = await drain(t, cursor);
     expect(events.map((e) => [e.type, e.action, e.subject])).toEqual([['reservation.updated', 'expire', { type: 'reservation', id: r.id }]]);
     expect(events[0].data).toEqual((await t.get(`/v1/inventory/reservations/${r.id}`).expect(200)).body.data);
+  });
+
+  it('a filtered page moves its cursor past the events it read that did not match', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const start = await drain(t);
+    for (let i = 1; i <= 3; i++) await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: i });
+    const all = await drain(t, start.cursor);
+    expect(all.events.map((e) => e.type)).toEqual(Array.from({ length: 3 }, () => ['transaction.posted', 'stock.changed']).flat());
+    // Nothing matches: the next poll starts after what this one read, not from the same place again.
+    expect(await page(t, `types=work_order.*&after=${start.cursor}`)).toEqual({ data: [], nextCursor: all.cursor, limit: 100 });
+    // A full page ends at its last event (the rest is not passed over); the next one reads on from there.
+    const first = await page(t, `types=stock.changed&limit=2&after=${start.cursor}`);
+    expect(first.data).toEqual([all.events[1], all.events[3]]);
+    expect(await page(t, `types=stock.changed&limit=2&after=${first.nextCursor}`)).toEqual({ data: [all.events[5]], nextCursor: all.cursor, limit: 2 });
+  });
+
+  it(`a filtered page reads at most ${FEED_SCAN} events of the feed; polling on reaches what matches beyond them`, async () => {
+    const t = await newTenant(ctx);
+    const start = await drain(t);
+    await ctx.db.query(
+      `INSERT INTO events (tenant_id, type, action, subject_type, subject_id, data)
+       SELECT $1, 'item.updated', 'patch', 'item', gen_random_uuid(), '{}'::jsonb FROM generate_series(1, $2::int)`,
+      [t.tenantId, FEED_SCAN + 100],
+    );
+    const wanted = randomUUID();
+    await ctx.db.query(`INSERT INTO events (tenant_id, type, action, subject_type, subject_id, data) VALUES ($1, 'work_order.updated', 'patch', 'work_order', $2, '{}'::jsonb)`, [t.tenantId, wanted]);
+    await untilFeedCaughtUp(db, t.tenantId);
+    const first = await page(t, `types=work_order.*&after=${start.cursor}`);
+    expect(first.data).toEqual([]);
+    expect(positionIn(first.nextCursor)).toBe(await positionOf(t, FEED_SCAN));
+    const second = await page(t, `types=work_order.*&after=${first.nextCursor}`);
+    expect(second.data.map((e) => e.subject.id)).toEqual([wanted]);
+    expect(positionIn(second.nextCursor)).toBe(await positionOf(t, FEED_SCAN + 101));
+  });
+
+  it('retention: a read from the start after events were deleted hands back a cursor that polls on (no 410), with or without types', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 1 });
+    await prune(ctx, t, (await drain(t)).events);
+    // Nothing is kept: from the start, an empty page with or without a filter that matches nothing.
+    const filtered = await page(t, 'types=work_order.*');
+    const bare = await page(t);
+    expect([filtered.data, bare.data]).toEqual([[], []]);
+    for (const cursor of [filtered.nextCursor, bare.nextCursor]) {
+      const again = await page(t, `types=work_order.*&after=${cursor}`);
+      expect(again.data).toEqual([]);
+      expect((await page(t, `after=${again.nextCursor}`)).data).toEqual([]);
+    }
+    // What comes later arrives after either cursor.
+    const later = (await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 2 })).body.data;
+    expect((await drain(t, bare.nextCursor)).events.map((e) => [e.type, e.subject.id])).toEqual([['transaction.posted', later.id], ['stock.changed', f.item.id]]);
+    expect((await page(t, `types=stock.changed&after=${filtered.nextCursor}`)).data.map((e) => e.data.transactionId)).toEqual([later.id]);
+  });
+
+  it('retention: a read from the start begins after the newest deleted event, so its cursor has missed nothing the feed deleted', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    const created = await drain(t);
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 1 });
+    const first = await drain(t, created.cursor);
+    await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 2 });
+    const second = await drain(t, first.cursor);
+    // The retention job deleted the first adjustment's events but not yet the older ones before them (it
+    // deletes in batches, in no order; an event's age is its transaction's start, not its place in the feed).
+    await prune(ctx, t, first.events);
+    await t.get(`/v1/events?after=${created.cursor}`).expect(410);
+    const fresh = await page(t, 'limit=1');
+    expect(fresh.data).toEqual(second.events.slice(0, 1));
+    expect((await page(t, `after=${fresh.nextCursor}`)).data).toEqual(second.events.slice(1));
+  });
+
+  it('retention deletes only below the horizon: a read from the start never begins past a transaction still running', async () => {
+    const t = await newTenant(ctx);
+    const f = await inventoryFixture(t);
+    await drain(t);
+    const held = await heldEvent(t.tenantId);
+    try {
+      const t2 = (await adjust(t, { itemId: f.item.id, locationId: f.location.id, qtyDelta: 2 })).body.data;
+      // Every committed event of the tenant is past retention; T2's are above the horizon (T1 still runs), so they stay.
+      await ctx.db.query(`UPDATE events SET occurred_at = occurred_at - interval '31 days' WHERE tenant_id = $1`, [t.tenantId]);
+      await ctx.app.get(EventRetentionJob).runOnce();
+      const during = await page(t);
+      expect(during.data).toEqual([]);
+      await held.client.query('COMMIT');
+      expect((await drain(t, during.nextCursor)).events.map((e) => [e.type, e.subject.id])).toEqual([
+        ['item.updated', held.subjectId],
+        ['transaction.posted', t2.id],
+        ['stock.changed', f.item.id],
+      ]);
+    } finally {
+      await held.client.end().catch(() => undefined);
+    }
   });
 
   it('retention: events older than EVENT_RETENTION_DAYS go; a cursor that missed one answers 410 cursor_expired', async () => {
