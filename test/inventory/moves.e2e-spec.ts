@@ -3,6 +3,8 @@ import type * as Verify from '../../src/inventory/ledger/verify.sql';
 import { fromDist } from '../support/dist';
 import { newTenant, startApp, Tenant, TestContext } from '../support/app';
 import { adjust, facilityWithLocations, InventoryFixture, inventoryFixture, lotId, onHand } from '../support/fixtures';
+import { drainFeed } from '../support/feed';
+import { backendPid, blockedBehind, waiterBlockedBy } from '../support/locks';
 import { subOf, UUID } from '../support/matchers';
 import { statusCounts } from './workload';
 
@@ -194,6 +196,94 @@ describe('inventory moves', () => {
       await move(t, [{ itemId: f.item.id, fromLocationId: b1.id, toLocationId: b2.id, qty: 6 }]).expect(201);
       const [balance] = (await t.get(`/v1/inventory/balances?itemId=${f.item.id}&locationId=${b1.id}`).expect(200)).body.data;
       expect(balance).toMatchObject({ qtyOnHand: 4, qtyAllocated: 4 });
+      expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+    });
+
+    it('lines that cancel each other out are checked line by line, in order: stock that is not there never moves (409)', async () => {
+      const { t, f } = await stocked(0);
+      const [b1, b2] = f.locations;
+      const there = { itemId: f.item.id, fromLocationId: b1.id, toLocationId: b2.id, qty: 10 };
+      const back = { itemId: f.item.id, fromLocationId: b2.id, toLocationId: b1.id, qty: 10 };
+      const res = await move(t, [there, back]).expect(409);
+      expect(res.body).toMatchObject({ error: 'insufficient_stock' });
+      expect(res.body.details).toEqual([expect.objectContaining({ field: 'lines[0].qty', itemId: f.item.id, locationId: b1.id, requested: 10, available: 0 })]);
+      // With balance rows in place (at zero) too, and in the other order.
+      await adjust(t, { itemId: f.item.id, locationId: b2.id, qtyDelta: 4 });
+      await adjust(t, { itemId: f.item.id, locationId: b2.id, qtyDelta: -4 });
+      expect((await move(t, [back, there]).expect(409)).body.details).toEqual([expect.objectContaining({ field: 'lines[0].qty', locationId: b2.id, requested: 10, available: 0 })]);
+      expect((await t.get('/v1/inventory/transactions?type=move').expect(200)).body.count).toBe(0);
+    });
+
+    it('allocated stock never moves, not even when a later line of the move brings as much back in; an earlier line\'s stock may move on', async () => {
+      const { t, f } = await stocked(50);
+      const [b1, b2, b3] = f.locations;
+      await adjust(t, { itemId: f.item.id, locationId: b2.id, qtyDelta: 50 });
+      const r = (await t.post('/v1/inventory/reservations', { itemId: f.item.id, facilityId: f.facility.id, qty: 50 }).expect(201)).body.data;
+      await t.post(`/v1/inventory/reservations/${r.id}/allocate`, { allocations: [{ locationId: b1.id, qty: 50 }] }).expect(200);
+      const out = { itemId: f.item.id, fromLocationId: b1.id, toLocationId: b3.id, qty: 50 };
+      const into = { itemId: f.item.id, fromLocationId: b2.id, toLocationId: b1.id, qty: 50 };
+      // B-1's 50 are all allocated when the first line takes them out.
+      const res = await move(t, [out, into]).expect(409);
+      expect(res.body.details).toEqual([expect.objectContaining({ field: 'lines[0].qty', locationId: b1.id, requested: 50, available: 0 })]);
+      // Brought in first, the 50 from B-2 are unallocated at B-1 when the second line moves them on.
+      await move(t, [into, out]).expect(201);
+      const balances = (await t.get(`/v1/inventory/balances?itemId=${f.item.id}`).expect(200)).body.data as Array<{ locationId: string; qtyOnHand: number; qtyAllocated: number }>;
+      expect(balances.map((b) => [b.locationId, b.qtyOnHand, b.qtyAllocated])).toEqual(
+        expect.arrayContaining([[b1.id, 50, 50], [b3.id, 50, 0]]),
+      );
+      expect(balances.find((b) => b.locationId === b2.id)).toBeUndefined();
+      expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+    });
+
+    it('lines that cancel out are checked against the balance as it is once a posting in flight has committed', async () => {
+      const { t, f } = await stocked(10);
+      const [b1, b2, b3] = f.locations;
+      // Another transaction holds B-1's balance, as a posting in flight would.
+      const holder = ctx.db.createQueryRunner();
+      await holder.connect();
+      try {
+        await holder.startTransaction();
+        await holder.query(`SELECT 1 FROM balances WHERE tenant_id = $1 AND location_id = $2 FOR UPDATE`, [t.tenantId, b1.id]);
+        const holderPid = await backendPid((text, params) => holder.query(text, params));
+        // A move of all 10 out of B-1 waits first, then a round trip of the same 10 behind it.
+        const away = move(t, [{ itemId: f.item.id, fromLocationId: b1.id, toLocationId: b3.id, qty: 10 }]).then((res) => res);
+        await waiterBlockedBy(sql, holderPid);
+        const roundTrip = move(t, [
+          { itemId: f.item.id, fromLocationId: b1.id, toLocationId: b2.id, qty: 10 },
+          { itemId: f.item.id, fromLocationId: b2.id, toLocationId: b1.id, qty: 10 },
+        ]).then((res) => res);
+        expect(await blockedBehind(sql, holderPid, 2)).toBe(2);
+        await holder.commitTransaction();
+        expect((await away).status).toBe(201);
+        const res = await roundTrip;
+        expect(res.status).toBe(409);
+        expect(res.body.details).toEqual([expect.objectContaining({ field: 'lines[0].qty', locationId: b1.id, requested: 10, available: 0 })]);
+      } finally {
+        await holder.release();
+      }
+      expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
+    });
+
+    it('a key whose lines cancel out is not changed: no stock.changed for it (and none with qtyDelta 0)', async () => {
+      const { t, f } = await stocked(10);
+      const [b1, b2, b3] = f.locations;
+      const { cursor } = await drainFeed(ctx.db, t);
+      const roundTrip = (await move(t, [
+        { itemId: f.item.id, fromLocationId: b1.id, toLocationId: b2.id, qty: 10 },
+        { itemId: f.item.id, fromLocationId: b2.id, toLocationId: b1.id, qty: 10 },
+      ]).expect(201)).body.data;
+      const through = (await move(t, [
+        { itemId: f.item.id, fromLocationId: b1.id, toLocationId: b2.id, qty: 4 },
+        { itemId: f.item.id, fromLocationId: b2.id, toLocationId: b3.id, qty: 4 },
+      ]).expect(201)).body.data;
+      const { events } = await drainFeed(ctx.db, t, cursor);
+      expect(events.map((e) => [e.type, e.data.transactionId ?? e.subject.id, e.data.locationId ?? null, e.data.qtyDelta ?? null])).toEqual([
+        ['transaction.posted', roundTrip.id, null, null],
+        ['transaction.posted', through.id, null, null],
+        ['stock.changed', through.id, b1.id, -4],
+        ['stock.changed', through.id, b3.id, 4],
+      ]);
+      expect(await onHand(t, { itemId: f.item.id, locationId: b1.id })).toBe(6);
       expect(await verifyLedger(sql, t.tenantId)).toEqual([]);
     });
 

@@ -68,17 +68,30 @@ function mergedDetail<D extends { onHand?: Decimal; detail?: BalanceDelta['detai
   return d.detail;
 }
 
-/** Balance deltas summed per key, in lock order, without the ones that change nothing. */
-export function mergeBalances(deltas: BalanceDelta[]): BalanceDelta[] {
-  const merged = new Map<string, BalanceDelta>();
+/** A balance's deltas summed per key, with the deltas themselves in the order given: the order they apply in. */
+export interface MergedBalance extends BalanceDelta {
+  steps: BalanceDelta[];
+}
+
+/** Whether a delta (or a key's sum of them) changes its row. */
+export const changesRow = (d: { onHand: Decimal; allocated: Decimal }) => !d.onHand.isZero() || !d.allocated.isZero();
+
+/**
+ * Balance deltas summed per key, in lock order, without the keys no delta changes. A key whose deltas
+ * cancel out (a move's line into a bin and a later one out of it) stays: its row is left as it is, but
+ * each of its steps must hold on the way (balanceShortage), checked against the row locked like any other.
+ */
+export function mergeBalances(deltas: BalanceDelta[]): MergedBalance[] {
+  const merged = new Map<string, MergedBalance>();
   const takers = new Set<string>();
   for (const d of deltas) {
     const key = balanceKey(d);
     const e = merged.get(key);
     const detail = mergedDetail(e?.detail, d, key, takers);
-    merged.set(key, e ? { ...e, onHand: e.onHand.plus(d.onHand), allocated: e.allocated.plus(d.allocated), detail } : d);
+    if (e) e.steps.push(d);
+    merged.set(key, e ? { ...e, onHand: e.onHand.plus(d.onHand), allocated: e.allocated.plus(d.allocated), detail } : { ...d, steps: [d] });
   }
-  return sortBy([...merged.values()], balanceKey).filter((d) => !d.onHand.isZero() || !d.allocated.isZero());
+  return sortBy([...merged.values()], balanceKey).filter((d) => d.steps.some(changesRow));
 }
 
 /** Position deltas summed per key, in lock order, without the ones that change nothing. */
@@ -99,8 +112,27 @@ export function mergePositions(deltas: PositionDelta[]): MergedPosition[] {
   return sortBy([...merged.values()], positionKey).filter((p) => !p.onHand.isZero() || !p.allocated.isZero() || !p.reserved.isZero());
 }
 
-/** The shortage a balance change would cause (what the CHECKs would refuse), or none. */
-export function balanceShortage(d: BalanceDelta, row: { onHand: Decimal; allocated: Decimal }): ErrorDetail[] {
+/**
+ * The shortage a balance change would cause, or none: first of its sum (what the CHECKs would refuse),
+ * then of its steps one after another. A step — a posting's line — may take out only what the row has
+ * unallocated when it applies: what was there before the posting, or what an earlier line brought in,
+ * never what a later line brings (lines that cancel out otherwise move stock that is not there, or
+ * allocated stock, while the sum changes nothing the CHECKs could see).
+ */
+export function balanceShortage(d: MergedBalance, row: { onHand: Decimal; allocated: Decimal }): ErrorDetail[] {
+  const short = deltaShortage(d, row);
+  if (short.length || d.steps.length === 1) return short;
+  let at = row;
+  for (const step of d.steps) {
+    const stepShort = deltaShortage(step, at);
+    if (stepShort.length) return stepShort;
+    at = { onHand: at.onHand.plus(step.onHand), allocated: at.allocated.plus(step.allocated) };
+  }
+  return [];
+}
+
+/** The shortage one change of a balance would cause against its row as it stands. */
+function deltaShortage(d: BalanceDelta, row: { onHand: Decimal; allocated: Decimal }): ErrorDetail[] {
   const onHand = row.onHand.plus(d.onHand);
   const allocated = row.allocated.plus(d.allocated);
   if (!onHand.lt(0) && !allocated.lt(0) && !allocated.gt(onHand)) return [];

@@ -5,7 +5,7 @@ import { LostRace, UnitOfWork } from '../../database/unit-of-work';
 import { qty as toQty, sql as decimalText } from '../../documents/quantity';
 import type { SqlRider } from '../../documents/references.sql';
 import {
-  BALANCE_ORDER, BalanceDelta, BalanceKey, balanceKey, balanceShortage, mergeBalances, mergePositions, PositionDelta, positionKey, PositionRow, positionShortage, shortage, sortBy,
+  BALANCE_ORDER, BalanceDelta, BalanceKey, balanceKey, balanceShortage, changesRow, mergeBalances, mergePositions, PositionDelta, positionKey, PositionRow, positionShortage, shortage, sortBy,
 } from './counter-changes';
 
 interface BalanceRow {
@@ -67,9 +67,11 @@ export class Counters {
    * first. Any other change locks its rows here as usual.
    */
   async check(deltas: BalanceDelta[], available: (statusId: string) => boolean, extra: PositionDelta[] = [], known?: CounterRows): Promise<CounterWrite | undefined> {
+    // Every key a delta touches is locked and checked; only those whose sum is not zero are written.
     const balances = mergeBalances(deltas);
+    const changed = balances.filter(changesRow);
     const positions = mergePositions([
-      ...balances
+      ...changed
         .filter((d) => available(d.statusId))
         .map((d): PositionDelta => ({ itemId: d.itemId, facilityId: d.facilityId, onHand: d.onHand, allocated: d.allocated, detail: d.detail })),
       ...extra,
@@ -83,11 +85,13 @@ export class Counters {
     // Read without a lock, a shortage may be a change in flight (a release not yet committed): the exact
     // answer comes from running again with the rows locked, which waits for it.
     if (short.length) throw optimistic ? new LostRace('a shortage in counter rows read without a lock') : shortage(short);
+    // Lines that cancel out everywhere: checked, with their rows locked to the end of the unit of work, and nothing to write.
+    if (!changed.length && !positions.length) return undefined;
     return {
       optimistic,
       ctes: applySql(
         this.uow.tenantId,
-        [balances.map((d) => lockedBalances.get(balanceKey(d))!.id), balances.map((d) => decimalText(d.onHand)), balances.map((d) => decimalText(d.allocated))],
+        [changed.map((d) => lockedBalances.get(balanceKey(d))!.id), changed.map((d) => decimalText(d.onHand)), changed.map((d) => decimalText(d.allocated))],
         [positions.map((p) => p.itemId), positions.map((p) => p.facilityId), positions.map((p) => decimalText(p.onHand)), positions.map((p) => decimalText(p.allocated)), positions.map((p) => decimalText(p.reserved))],
       ),
     };

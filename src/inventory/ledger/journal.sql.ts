@@ -18,17 +18,15 @@ const LINE_KEYS = `SELECT item_id, facility_id, location_id, lot_id, ${LOT_KEY('
        FROM l GROUP BY 1, 2, 3, 4, 6`;
 
 /**
- * The posting's balance keys (from the lines CTE `l`) with their quantities after the change: from the
- * statement's own counter writes (`counter_b` returns them), or, when the counters were written by an
- * earlier statement of the unit of work, from the balances as this statement sees them.
+ * The balance keys the posting changed (from the lines CTE `l`) with their quantities after the change,
+ * from the statement's own counter writes (`counter_b` returns them: a key whose lines cancel out is not
+ * written, so it has no stock.changed).
  */
 const changesWrittenHere = () => sql`SELECT s.*, cb.qty_on_hand, cb.qty_allocated
      FROM (${raw(LINE_KEYS)}) s
      JOIN counter_b cb ON cb.item_id = s.item_id AND cb.location_id = s.location_id AND cb.lot_key = s.lot_key AND cb.status_id = s.status_id`;
-const changesWrittenBefore = (tenantId: string) => sql`SELECT s.*, b.qty_on_hand, b.qty_allocated
-     FROM (${raw(LINE_KEYS)}) s
-     JOIN balances b ON b.tenant_id = ${tenantId} AND b.item_id = s.item_id AND b.location_id = s.location_id
-                    AND b.lot_key = s.lot_key AND b.status_id = s.status_id`;
+/** No counters written (every key's lines cancel out): the posting changed no balance. */
+const NO_CHANGES = sql`SELECT s.*, NULL::numeric AS qty_on_hand, NULL::numeric AS qty_allocated FROM (${raw(LINE_KEYS)}) s WHERE false`;
 
 /** The transaction's answer (transactionView) without what the header statement decides: txnNo, postedAt. */
 const eventView = (id: string, posting: Posting, postedBy: string, rows: LineRow[]) => {
@@ -93,7 +91,7 @@ export class Journal {
                           ${rows.map((r) => r.qty_delta)}::numeric[], ${lines.map((l) => l.serialNos.join('\x1f'))}::text[])
                 AS k(line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta, serials)
          RETURNING line_no, item_id, facility_id, location_id, lot_id, status_id, qty_delta)${this.events
-           ? postingEventsCte(tenant, eventView(id, posting, this.uow.userId, rows), counters ? changesWrittenHere() : changesWrittenBefore(tenant))
+           ? postingEventsCte(tenant, eventView(id, posting, this.uow.userId, rows), counters ? changesWrittenHere() : NO_CHANGES)
            : empty}
        SELECT * FROM h`,
       GENERIC,

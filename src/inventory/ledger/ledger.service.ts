@@ -99,13 +99,15 @@ export class LedgerService {
     const lapsed = await this.holds.lapsedAt(resolved.filter((l) => l.qty.lt(0)).map((l) => ({ itemId: l.item.id, facilityId: l.location.facilityId })));
     const freed = await this.holds.freeing(lapsed);
     const available = new Set([...resolved.filter((l) => l.status.isAvailable).map((l) => l.status.id), ...freed.balances.map((b) => b.statusId)]);
+    // In the order they apply: what the expired holds free first, then the lines in their order (a line
+    // takes out only what is there when it applies: Counters.check).
     const counters = await this.counters.check(
       [
+        ...freed.balances,
         ...resolved.map((l) => ({
           itemId: l.item.id, facilityId: l.location.facilityId, locationId: l.location.id, lotId: l.lot?.id ?? null, statusId: l.status.id,
           onHand: l.qty, allocated: l.allocatedDelta, detail: (requested: Decimal, avail: Decimal) => lineDetail(l, requested, avail),
         })),
-        ...freed.balances,
       ],
       (statusId) => available.has(statusId),
       freed.positions,

@@ -11,7 +11,8 @@ import { CreateMoveDto } from './dto/move.dto';
  * Moves inside one facility (CONTRACT §9): bin to bin and status to status, as one `move` ledger
  * transaction of −/+ line pairs. The request's own rules (defaults, same facility, a line that changes
  * something, fields named as the request names them) are checked here; stock, lots, serials and
- * invariant 4 are the ledger's, as for every posting.
+ * invariant 4 are the ledger's, as for every posting: each line takes out only what its source has
+ * unallocated when the line applies, in the request's order (Counters.check, under the balances' locks).
  */
 @Injectable()
 export class MovesService {
