@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, IsString, Min } from 'class-validator';
-import { cursorAt, cursorOf, Keyset, keysetCondition, Position } from './cursor';
+import { cursorAt, cursorList, cursorOf, Keyset, keysetCondition, Position } from './cursor';
 
 /** PageQuery's fields and checks (pagination.ts itself loads @nestjs/swagger, an ES module Jest cannot load). */
 class PageQuery {
@@ -78,6 +78,11 @@ describe('cursors', () => {
     const next = query({ after: cursor });
     expect(cursorOf(list, next)).toEqual(position);
     expect(next.q).toBe('bolt');
+  });
+
+  it('names the list a cursor came from (for a route of several lists), and nothing for what is not a cursor', () => {
+    expect(cursorList(cursorAt(list, query({ q: 'bolt' }), position))).toBe('things');
+    for (const text of [undefined, 'garbage', Buffer.from('null').toString('base64url'), Buffer.from('{"l":1}').toString('base64url')]) expect(cursorList(text)).toBeUndefined();
   });
 
   it.each([

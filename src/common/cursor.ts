@@ -112,6 +112,21 @@ export function cursorOf(keyset: Keyset, query: PageQuery): Position | undefined
   return k as Position;
 }
 
+/**
+ * The list a cursor names, unchecked (cursorOf checks it when the page is read), or undefined: for a route
+ * that answers more than one list, so that `after` alone pages on the list the cursor came from.
+ */
+export function cursorList(after: string | undefined): string | undefined {
+  if (after === undefined) return undefined;
+  try {
+    const cursor: unknown = JSON.parse(Buffer.from(after, 'base64url').toString('utf8'));
+    const list = typeof cursor === 'object' && cursor !== null ? (cursor as { l?: unknown }).l : undefined;
+    return typeof list === 'string' ? list : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The cursor of the row with key values `position` in `keyset`'s list read with `query`'s filters. */
 export function cursorAt(keyset: Keyset, query: PageQuery, position: Position): string {
   return Buffer.from(JSON.stringify({ l: keyset.list, k: position, f: filtersOf(query) }), 'utf8').toString('base64url');

@@ -172,6 +172,32 @@ describe('inventory stock queries', () => {
       expect(atL1.count).toBe(2);
     });
 
+    it('a cursor of either grouping pages on with after= alone: the cursor carries groupBy like its other filters', async () => {
+      const t = await newTenant(ctx);
+      const f = await inventoryFixture(t, { items: [{}, {}, {}] });
+      const f2 = await facilityWithLocations(t, 1);
+      for (const item of f.items) {
+        await adjust(t, { itemId: item.id, locationId: f.location.id, qtyDelta: 2 });
+        await adjust(t, { itemId: item.id, locationId: f2.location.id, qtyDelta: 3 });
+      }
+      for (const grouping of ['&groupBy=facility', '&groupBy=location', '']) {
+        const all = await list(t, `/v1/inventory/availability?limit=500${grouping}`);
+        expect(all.count).toBe(6);
+        const first = await list(t, `/v1/inventory/availability?limit=4${grouping}`);
+        expect(first.data).toEqual(all.data.slice(0, 4));
+        const alone = await list(t, `/v1/inventory/availability?limit=4&after=${first.nextCursor}`);
+        expect({ grouping, data: alone.data, nextCursor: alone.nextCursor }).toEqual({ grouping, data: all.data.slice(4), nextCursor: null });
+        expect(await list(t, `/v1/inventory/availability?limit=4${grouping}&after=${first.nextCursor}`)).toEqual(alone);
+      }
+      // Another grouping than the cursor's: 400 naming after, as any other filter of another value.
+      const byFacility = await list(t, '/v1/inventory/availability?limit=1&groupBy=facility');
+      const byLocation = await list(t, '/v1/inventory/availability?limit=1');
+      for (const url of [`groupBy=location&after=${byFacility.nextCursor}`, `groupBy=facility&after=${byLocation.nextCursor}`]) {
+        const res = await t.get(`/v1/inventory/availability?${url}`).expect(400);
+        expect(res.body.details.map((d: { field: string }) => d.field)).toEqual(['after']);
+      }
+    });
+
     it('follows every kind of posting and hold', async () => {
       const t = await newTenant(ctx);
       const f = await inventoryFixture(t);

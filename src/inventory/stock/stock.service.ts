@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { cursorList } from '../../common/cursor';
 import { invalidField } from '../../common/errors';
 import { page } from '../../common/pagination';
 import { UnitOfWork } from '../../database/unit-of-work';
 import { num } from '../../documents/quantity';
 import { Journal } from '../ledger/journal.sql';
 import { AvailabilityQuery, BalanceQuery, LotQuery, SerialQuery, TransactionQuery } from './dto/stock-queries.dto';
-import { balancePage, facilityAvailabilityPage, locationAvailabilityPage, lotPage, serialPage, transactionPage } from './stock.sql';
+import { balancePage, FACILITY_AVAILABILITY, facilityAvailabilityPage, locationAvailabilityPage, lotPage, serialPage, transactionPage } from './stock.sql';
 
 /**
  * Read side of the inventory: balances, availability, the ledger, lots, serials. No locks: allocated
@@ -50,7 +51,7 @@ export class StockService {
    * (item, facility) with open reserved quantity too: qtyAvailable is then available-to-promise.
    */
   async availability(query: AvailabilityQuery) {
-    if (query.groupBy === 'facility') {
+    if (groupingOf(query) === 'facility') {
       if (query.locationId) throw invalidField('locationId', 'cannot be combined with groupBy=facility');
       const { rows, count, nextCursor } = await facilityAvailabilityPage(this.m, this.uow.tenantId, query);
       return page(
@@ -116,4 +117,14 @@ export class StockService {
       nextCursor,
     );
   }
+}
+
+/**
+ * The grouping of an availability request: `groupBy`, or without it the grouping `after` was handed out
+ * for — each grouping is a list of its own, and a cursor carries its list's filters, groupBy among them
+ * (CONTRACT §1: `after` alone pages on with the same filters). A cursor of the other grouping than the
+ * one sent is refused by cursorOf (400 naming after).
+ */
+function groupingOf(query: AvailabilityQuery): 'location' | 'facility' {
+  return query.groupBy ?? (cursorList(query.after) === FACILITY_AVAILABILITY.list ? 'facility' : 'location');
 }

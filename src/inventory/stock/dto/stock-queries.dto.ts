@@ -17,7 +17,7 @@ export class AvailabilityQuery extends PageQuery {
   @ApiPropertyOptional() @IsOptional() @IsUUID() itemId?: string;
   @ApiPropertyOptional() @IsOptional() @IsUUID() facilityId?: string;
   @ApiPropertyOptional({ description: 'not with groupBy=facility' }) @IsOptional() @IsUUID() locationId?: string;
-  @ApiPropertyOptional({ enum: ['location', 'facility'], default: 'location' })
+  @ApiPropertyOptional({ enum: ['location', 'facility'], default: 'location', description: 'a cursor (`after`) carries the grouping of its list, as its other filters' })
   @IsOptional() @IsIn(['location', 'facility'])
   groupBy?: 'location' | 'facility';
 }
