@@ -1,4 +1,4 @@
-import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, SetMetadata } from '@nestjs/common';
 import type { HttpRequest, HttpResponse } from '../http/platform';
 import { ClsService } from 'nestjs-cls';
 import { concatMap, Observable, of } from 'rxjs';
@@ -20,6 +20,9 @@ const REPLAYED = 'idempotency.replayed';
 /** Whether this request's answer is a stored one, replayed for its Idempotency-Key (it changed nothing now). */
 export const isReplay = (cls: ClsService): boolean => cls.isActive() && cls.get<boolean | undefined>(REPLAYED) === true;
 const IDEMPOTENCY_HEADER_LOWER = IDEMPOTENCY_HEADER.toLowerCase();
+
+/** Fields of the route's answer (`data.<field>`) shown once: never stored under an Idempotency-Key, so not in a replay (storedAnswer). */
+export const ShownOnce = (...fields: string[]): MethodDecorator => SetMetadata(SHOWN_ONCE, fields);
 
 /**
  * `Idempotency-Key` on POST (CONTRACT.md §1). Runs inside the request's unit of work (registered after

@@ -1,4 +1,3 @@
-import { SetMetadata } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 
 /** The request header (CONTRACT.md §1) and its accepted length. */
@@ -19,10 +18,10 @@ export const IDEMPOTENCY_DESCRIPTION =
 /**
  * Fields of a route's answer (`data.<field>`) that are shown once and so never stored under an
  * Idempotency-Key: a repeat replays the stored answer without them (a webhook's `secret`, CONTRACT §9:
- * "once, never again"; the key is the tenant's, not the caller's, and the store is not encrypted).
+ * "once, never again"; the key is the tenant's, not the caller's, and the store is not encrypted): the
+ * route's `@ShownOnce(...)` (idempotency.interceptor.ts).
  */
 export const SHOWN_ONCE = 'idempotency.shownOnce';
-export const ShownOnce = (...fields: string[]): MethodDecorator => SetMetadata(SHOWN_ONCE, fields);
 
 /** The answer as stored under its key: without the route's shown-once fields. */
 export function storedAnswer(body: unknown, shownOnce: readonly string[] | undefined): string {

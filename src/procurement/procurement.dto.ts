@@ -121,6 +121,10 @@ export class PurchaseOrderQuery extends PageQuery {
 export class ReceiptLineDto {
   @ApiProperty({ description: 'a line of this purchase order' }) @IsUuidRef() poLineId: string;
 
+  @ApiPropertyOptional({ description: "the order line's item, as the receipt answers it; when given it must be that item (400 otherwise): the line's item is received, never another" })
+  @IsOptional() @IsUuidRef()
+  itemId?: string;
+
   @ApiProperty({ description: 'in the order line\'s UOM; at most what is still open on the line (else 409 over_receipt)' })
   @Quantity()
   qty: number;

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permissions } from '../auth/decorators';
-import { ShownOnce } from '../common/idempotency';
+import { ShownOnce } from '../common/idempotency.interceptor';
 import { PageQuery } from '../common/pagination';
 import { Returns } from '../common/responses';
 import { UuidParam } from '../common/uuid';

@@ -237,7 +237,13 @@ describe('Purchase orders and receipts', () => {
     ]);
     await receive(order.id, [{ poLineId: line, qty: 1, locationId: f.location.id, statusId: f.item.id }], 404);
     await receive(order.id, [], 400);
+    // A line may echo its item (as the receipt answers it), but only that one.
+    expect((await receive(order.id, [{ poLineId: line, itemId: foreign.id, qty: 1, locationId: f.location.id }], 400)).body.details).toEqual([
+      expect.objectContaining({ field: 'lines[0].itemId' }),
+    ]);
     expect((await t.get(`${PO}/${order.id}`).expect(200)).body.data.status).toBe('approved');
+    const echoed = (await receive(order.id, [{ poLineId: line, itemId: f.item.id, qty: 1, locationId: f.location.id }], 201)).body.data;
+    expect(echoed.lines).toEqual([expect.objectContaining({ poLineId: line, itemId: f.item.id, qty: 1 })]);
   });
 
   it('receives lot/expiry-tracked items into a lot, serial-tracked ones with their serials, and into QUARANTINE', async () => {
