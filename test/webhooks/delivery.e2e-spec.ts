@@ -17,6 +17,20 @@ describe('webhook delivery', () => {
   const { app, databaseUrl, receiver, subscribe, deliveries, attemptsUntil, feed, offWhileAdjusting } = webhookSpec({ METRICS_ENABLED: 'true' });
   beforeAll(() => (ctx = app()));
 
+  /** What a process leaves when it dies mid-segment: the webhook's position past the tenant's events, their segment leased for `leasedFor`. */
+  const leftSegment = async (tenantId: string, hookId: string, leasedFor: string): Promise<{ id: string }> =>
+    (
+      await ctx.db.query(
+        `WITH last AS (SELECT txid, seq FROM events WHERE tenant_id = $1 ORDER BY txid DESC, seq DESC LIMIT 1),
+              seg AS (INSERT INTO webhook_segments (tenant_id, id, webhook_id, after_txid, after_seq, last_txid, last_seq, lease, leased_until)
+                      SELECT w.tenant_id, gen_random_uuid(), w.id, w.feed_txid, w.feed_seq, last.txid, last.seq, gen_random_uuid(), now() + $3::interval
+                        FROM webhooks w, last WHERE w.tenant_id = $1 AND w.id = $2 RETURNING id, last_txid, last_seq),
+              moved AS (UPDATE webhooks w SET feed_txid = seg.last_txid, feed_seq = seg.last_seq FROM seg WHERE w.tenant_id = $1 AND w.id = $2 RETURNING seg.id)
+         SELECT id FROM moved`,
+        [tenantId, hookId, leasedFor],
+      )
+    )[0] as { id: string };
+
   it('POSTs each event as the feed shows it, signed: standardwebhooks verifies every delivery; each attempt is listed', async () => {
     const t = await newTenant(ctx);
     const f = await inventoryFixture(t);
@@ -201,15 +215,7 @@ describe('webhook delivery', () => {
     const t = await newTenant(ctx);
     const { r, hook, events } = await offWhileAdjusting(t, 3);
     // What a process leaves when it dies mid-segment: the webhook's position past the events, their segment leased.
-    const [segment] = await ctx.db.query(
-      `WITH last AS (SELECT txid, seq FROM events WHERE tenant_id = $1 ORDER BY txid DESC, seq DESC LIMIT 1),
-            seg AS (INSERT INTO webhook_segments (tenant_id, id, webhook_id, after_txid, after_seq, last_txid, last_seq, lease, leased_until)
-                    SELECT w.tenant_id, gen_random_uuid(), w.id, w.feed_txid, w.feed_seq, last.txid, last.seq, gen_random_uuid(), now() + interval '1 hour'
-                      FROM webhooks w, last WHERE w.tenant_id = $1 AND w.id = $2 RETURNING id, last_txid, last_seq),
-            moved AS (UPDATE webhooks w SET feed_txid = seg.last_txid, feed_seq = seg.last_seq FROM seg WHERE w.tenant_id = $1 AND w.id = $2 RETURNING seg.id)
-       SELECT id FROM moved`,
-      [t.tenantId, hook.id],
-    );
+    const segment = await leftSegment(t.tenantId, hook.id, '1 hour');
     await t.patch(`${W}/${hook.id}`, { isActive: true }).expect(200);
     // Its lease still runs: nothing is sent.
     await new Promise((res) => setTimeout(res, 1000));
@@ -226,15 +232,7 @@ describe('webhook delivery', () => {
     const t = await newTenant(ctx);
     const { r, hook, events } = await offWhileAdjusting(t, 3);
     // The dead process had leased the three and recorded the first one's failure early, its retry due in an hour.
-    const [segment] = await ctx.db.query(
-      `WITH last AS (SELECT txid, seq FROM events WHERE tenant_id = $1 ORDER BY txid DESC, seq DESC LIMIT 1),
-            seg AS (INSERT INTO webhook_segments (tenant_id, id, webhook_id, after_txid, after_seq, last_txid, last_seq, lease, leased_until)
-                    SELECT w.tenant_id, gen_random_uuid(), w.id, w.feed_txid, w.feed_seq, last.txid, last.seq, gen_random_uuid(), now() - interval '1 second'
-                      FROM webhooks w, last WHERE w.tenant_id = $1 AND w.id = $2 RETURNING id, last_txid, last_seq),
-            moved AS (UPDATE webhooks w SET feed_txid = seg.last_txid, feed_seq = seg.last_seq FROM seg WHERE w.tenant_id = $1 AND w.id = $2 RETURNING seg.id)
-       SELECT id FROM moved`,
-      [t.tenantId, hook.id],
-    );
+    const segment = await leftSegment(t.tenantId, hook.id, '-1 second');
     expect(segment).toBeDefined();
     await ctx.db.query(
       `INSERT INTO webhook_deliveries (tenant_id, webhook_id, event_id, event_type, occurred_at, attempt, status, response_status, error, attempted_at, next_attempt_at, body)
