@@ -85,13 +85,9 @@ function validValue(type: SortKey['type'], value: string): boolean {
 export function cursorOf(keyset: Keyset, query: PageQuery): Position | undefined {
   if (query.after === undefined) return undefined;
   if (query.offset > 0) throw refuse('cannot be combined with offset > 0');
-  let cursor: { l?: unknown; k?: unknown; f?: unknown };
-  try {
-    cursor = JSON.parse(Buffer.from(query.after, 'base64url').toString('utf8'));
-  } catch {
-    throw refuse('is not a cursor of this list');
-  }
-  const { l, k, f } = cursor ?? {};
+  const cursor = decoded(query.after);
+  if (!cursor) throw refuse('is not a cursor of this list');
+  const { l, k, f } = cursor;
   if (
     l !== keyset.list ||
     !Array.isArray(k) ||
@@ -117,11 +113,15 @@ export function cursorOf(keyset: Keyset, query: PageQuery): Position | undefined
  * that answers more than one list, so that `after` alone pages on the list the cursor came from.
  */
 export function cursorList(after: string | undefined): string | undefined {
-  if (after === undefined) return undefined;
+  const list = after === undefined ? undefined : decoded(after)?.l;
+  return typeof list === 'string' ? list : undefined;
+}
+
+/** A cursor's JSON object `{l, k, f}`, its members unchecked; undefined when it is not one. */
+function decoded(after: string): { l?: unknown; k?: unknown; f?: unknown } | undefined {
   try {
     const cursor: unknown = JSON.parse(Buffer.from(after, 'base64url').toString('utf8'));
-    const list = typeof cursor === 'object' && cursor !== null ? (cursor as { l?: unknown }).l : undefined;
-    return typeof list === 'string' ? list : undefined;
+    return typeof cursor === 'object' && cursor !== null ? cursor : undefined;
   } catch {
     return undefined;
   }

@@ -75,7 +75,7 @@ export class GoodsReceiptsService {
       const f = `lines[${i}]`;
       const poLine = poLines.get(line.poLineId);
       if (!poLine) throw unknownReference(`${f}.poLineId`);
-      if (line.itemId !== undefined && line.itemId !== null && line.itemId !== poLine.itemId) throw invalidField(`${f}.itemId`, "is not the order line's item");
+      if (given(line.itemId) && line.itemId !== poLine.itemId) throw invalidField(`${f}.itemId`, "is not the order line's item");
       const item = items.get(poLine.itemId)!;
       const qty = toQty(line.qty);
       // In the line's unit at the line's own ratio: an approved order is received as it was committed,

@@ -68,7 +68,7 @@ export function segmentRecords(
  * segment's record then leaves out (a failed early record leaves them to it).
  */
 export class EarlyFailures {
-  private readonly waiting = new Map<number, Exchange>();
+  private readonly waiting = new Map<number, ReturnType<typeof madeRecords>>();
   private readonly recorded = new Set<number>();
   private timer?: NodeJS.Timeout;
   private recording: Promise<void> = Promise.resolve();
@@ -83,8 +83,10 @@ export class EarlyFailures {
 
   /** The attempt of `events[i]` ended without a 2xx. */
   failed(i: number, x: Exchange): void {
-    if (this.ended || !outcomeOf(1, x.result, x.attemptedAt, this.backoffScale, x.answeredAt).nextAttemptAt) return;
-    this.waiting.set(i, x);
+    if (this.ended) return;
+    const made = madeRecords(this.events[i], x, this.backoffScale);
+    if (!made.made.outcome.nextAttemptAt) return;
+    this.waiting.set(i, made);
     this.timer ??= setTimeout(() => this.flush(), this.delayMs);
   }
 
@@ -94,7 +96,7 @@ export class EarlyFailures {
     this.waiting.clear();
     this.recording = this.recording.then(async () => {
       if (this.ended) return;
-      const each = batch.map(([i, x]) => madeRecords(this.events[i], x, this.backoffScale));
+      const each = batch.map(([, made]) => made);
       try {
         if (await this.write(each.flatMap((r) => r.records), each.map((r) => r.made))) for (const [i] of batch) this.recorded.add(i);
       } catch {
